@@ -1,0 +1,31 @@
+-- complete: store the result of a stage and mark it COMPLETED.
+--
+-- KEYS[1]  the operation's hash, idem:v1:{<merchant>:<key>}
+-- ARGV[1]  stage name
+-- ARGV[2]  owner token returned with ACQUIRED
+-- ARGV[3]  result (opaque bytes; replayed byte for byte by begin)
+-- ARGV[4]  retention in milliseconds (the key TTL is raised to at least this)
+--
+-- Returns "OK" when ARGV[2] still owns the stage: it is PENDING with this owner
+-- (a lease that ran out without anyone taking over still counts: no newer owner
+-- exists whose result could be overwritten), or already COMPLETED by this owner
+-- (a retried complete). Returns "LOST" otherwise: someone else took the stage
+-- over, or it was released or forgotten. LOST never writes anything.
+local s = ARGV[1]
+local f = redis.call('HMGET', KEYS[1], s .. ':state', s .. ':owner')
+if f[2] ~= ARGV[2] then
+  return 'LOST'
+end
+if f[1] == 'C' then
+  return 'OK'
+end
+if f[1] ~= 'P' then
+  return 'LOST'
+end
+redis.call('HSET', KEYS[1], s .. ':state', 'C', s .. ':result', ARGV[3])
+redis.call('HDEL', KEYS[1], s .. ':lease')
+local keep = tonumber(ARGV[4])
+if redis.call('PTTL', KEYS[1]) < keep then
+  redis.call('PEXPIRE', KEYS[1], keep)
+end
+return 'OK'

@@ -1,0 +1,3 @@
+module github.com/oncepay/oncepay/services/worker
+
+go 1.26.0
