@@ -1,0 +1,29 @@
+// Package idem is oncepay's idempotency boundary: a small state machine in
+// Redis, shared by every stage that must run at most once per idempotency key.
+//
+// One Redis hash per logical operation, idem:v1:{<merchant>:<key>}, holds the
+// fields of every stage ("api", "charge", ...), so HGETALL shows the whole life
+// of a payment. Every transition is one Lua script from the lua package, run
+// with go-redis Script.Run (EVALSHA, falling back to EVAL on NOSCRIPT):
+//
+//	Begin(stage)   absent or lease expired -> PENDING, caller owns a Lease
+//	               PENDING, live lease     -> ErrInProgress (with time left)
+//	               COMPLETED               -> Claim with the stored result
+//	               other fingerprint       -> ErrMismatch
+//	Lease.Complete store the result, only while the caller still owns the stage
+//	Lease.Release  give the stage back after a retryable failure
+//	Lease.Extend   heartbeat for long work (Lease.Keep runs it for you)
+//
+// A stale owner, whose lease ran out and was taken over, gets ErrLost from
+// Complete, Release and Extend and never overwrites the newer owner's result.
+// Leases are expiry timestamps from Redis TIME, not key TTLs; the key TTL is
+// the retention (default 24 h).
+//
+// Redis is the fast path, not the source of truth: callers keep a durable
+// backstop (a unique constraint, a compare-and-set) for the case where Redis
+// loses its data. Every error that is not a decision of the state machine is
+// reported as ErrUnavailable, so callers can fail closed.
+//
+// The package imports only the standard library, go-redis and the lua package;
+// metrics reach the caller through Config.Observe.
+package idem

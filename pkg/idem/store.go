@@ -1,0 +1,165 @@
+package idem
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/oncepay/oncepay/lua"
+	"github.com/redis/go-redis/v9"
+)
+
+// Config tunes a Store. Zero fields take the documented defaults.
+type Config struct {
+	// Lease is how long an owner holds a stage before another Begin may take
+	// it over. Default 30s. Long work keeps it alive with Lease.Keep.
+	Lease time.Duration
+	// Retention is the minimum TTL of the operation's hash, raised on Begin
+	// and Complete, never shortened. Default 24h.
+	Retention time.Duration
+	// Timeout bounds every Redis call, so that a dead Redis cannot hang a
+	// caller. Default 1s. The go-redis client should have
+	// ContextTimeoutEnabled set so that reads honour it too.
+	Timeout time.Duration
+	// Observe, if set, is called after every operation (for metrics). It
+	// must be safe for concurrent use and fast.
+	Observe func(Event)
+}
+
+// Store runs the boundary's scripts on one Redis. It is safe for concurrent
+// use.
+type Store struct {
+	rdb                              redis.Scripter
+	cfg                              Config
+	begin, complete, release, extend *redis.Script
+}
+
+// New returns a Store on rdb (a *redis.Client, *redis.ClusterClient or
+// *redis.Ring).
+func New(rdb redis.Scripter, cfg Config) *Store {
+	if cfg.Lease <= 0 {
+		cfg.Lease = 30 * time.Second
+	}
+	if cfg.Retention <= 0 {
+		cfg.Retention = 24 * time.Hour
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = time.Second
+	}
+	return &Store{
+		rdb:      rdb,
+		cfg:      cfg,
+		begin:    redis.NewScript(lua.Begin()),
+		complete: redis.NewScript(lua.Complete()),
+		release:  redis.NewScript(lua.Release()),
+		extend:   redis.NewScript(lua.Extend()),
+	}
+}
+
+// LeaseDuration returns the lease length this store asks for.
+func (s *Store) LeaseDuration() time.Duration { return s.cfg.Lease }
+
+// Outcome is the result of a successful Begin.
+type Outcome int
+
+const (
+	// Acquired: the caller owns the stage and must Complete or Release it.
+	Acquired Outcome = iota + 1
+	// Completed: the stage was done before; Claim.Result holds its result.
+	Completed
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Acquired:
+		return "acquired"
+	case Completed:
+		return "completed"
+	}
+	return fmt.Sprintf("Outcome(%d)", int(o))
+}
+
+// Claim is what Begin found.
+type Claim struct {
+	Outcome Outcome
+	// Attempt counts the claims of this stage: 1 for the first owner, 2 after
+	// one takeover or release, and so on.
+	Attempt int
+	// TakeOver is true when the caller acquired a stage whose previous
+	// owner's lease had run out (a crashed or stalled owner).
+	TakeOver bool
+	// Lease is the caller's ownership when Outcome is Acquired, else nil.
+	Lease *Lease
+	// Result is what Complete stored, byte for byte, when Outcome is
+	// Completed, else nil.
+	Result []byte
+}
+
+// Begin claims stage of k for a request with the given fingerprint.
+//
+// It returns a Claim with Outcome Acquired (and a Lease) or Completed (and
+// the stored Result). It returns an *InProgressError (errors.Is
+// ErrInProgress) while another owner's lease is live, ErrMismatch when the
+// stage holds another fingerprint, and ErrUnavailable when Redis fails. One
+// Redis round trip.
+func (s *Store) Begin(ctx context.Context, k Key, stage, fingerprint string) (Claim, error) {
+	start := time.Now()
+	owner, err := newOwner()
+	if err != nil {
+		return Claim{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	res, err := s.begin.Run(ctx, s.rdb, []string{k.String()},
+		stage, owner, fingerprint, s.cfg.Lease.Milliseconds(), s.cfg.Retention.Milliseconds()).Slice()
+	claim, err := s.parseBegin(k, stage, owner, res, err)
+	s.observe(OpBegin, stage, beginOutcome(claim, err), start, err)
+	return claim, err
+}
+
+func (s *Store) parseBegin(k Key, stage, owner string, res []any, err error) (Claim, error) {
+	if err != nil {
+		return Claim{}, unavailable("begin", k, err)
+	}
+	if len(res) < 2 {
+		return Claim{}, unavailable("begin", k, fmt.Errorf("unexpected reply %v", res))
+	}
+	status, _ := res[0].(string)
+	attempt := int(toInt(res[1]))
+	switch {
+	case status == "ACQUIRED" && len(res) == 4:
+		return Claim{
+			Outcome:  Acquired,
+			Attempt:  attempt,
+			TakeOver: toInt(res[2]) == 1,
+			Lease: &Lease{
+				store: s, key: k, stage: stage, owner: owner, attempt: attempt,
+				expires: time.UnixMilli(toInt(res[3])),
+			},
+		}, nil
+	case status == "COMPLETED" && len(res) == 3:
+		result, _ := res[2].(string)
+		return Claim{Outcome: Completed, Attempt: attempt, Result: []byte(result)}, nil
+	case status == "IN_PROGRESS" && len(res) == 3:
+		return Claim{}, &InProgressError{Attempt: attempt, RetryAfter: time.Duration(toInt(res[2])) * time.Millisecond}
+	case status == "MISMATCH":
+		return Claim{}, fmt.Errorf("begin %s stage %s: %w", k, stage, ErrMismatch)
+	}
+	return Claim{}, unavailable("begin", k, fmt.Errorf("unexpected reply %v", res))
+}
+
+func toInt(v any) int64 {
+	n, _ := v.(int64)
+	return n
+}
+
+// newOwner returns a random owner token, unique per claim.
+func newOwner() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("idem: owner token: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}

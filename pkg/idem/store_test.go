@@ -1,0 +1,400 @@
+package idem_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/oncepay/oncepay/internal/testenv"
+	"github.com/oncepay/oncepay/pkg/idem"
+	"github.com/redis/go-redis/v9"
+)
+
+// redisDB is this package's database on the harness Redis.
+const redisDB = 1
+
+func newStore(t *testing.T, cfg idem.Config) (*idem.Store, *redis.Client) {
+	t.Helper()
+	opt := testenv.RedisOptions(t, redisDB)
+	opt.ContextTimeoutEnabled = true
+	rdb := redis.NewClient(opt)
+	t.Cleanup(func() { rdb.Close() })
+	return idem.New(rdb, cfg), rdb
+}
+
+func newKey(t *testing.T) idem.Key {
+	t.Helper()
+	k, err := idem.NewKey(testenv.Name(t, "m"), testenv.Name(t, "key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func begin(t *testing.T, s *idem.Store, k idem.Key, stage, fp string) idem.Claim {
+	t.Helper()
+	c, err := s.Begin(context.Background(), k, stage, fp)
+	if err != nil {
+		t.Fatalf("Begin(%s, %s): %v", k, stage, err)
+	}
+	return c
+}
+
+func TestBeginRaceOneWinner(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t, idem.Config{Lease: 10 * time.Second})
+	k := newKey(t)
+	const n = 64
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		acquired int
+		busy     int
+		other    []error
+	)
+	start := make(chan struct{})
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			c, err := s.Begin(context.Background(), k, "api", "fp")
+			mu.Lock()
+			defer mu.Unlock()
+			var ip *idem.InProgressError
+			switch {
+			case err == nil && c.Outcome == idem.Acquired:
+				acquired++
+			case errors.As(err, &ip) && ip.RetryAfter > 0 && ip.RetryAfter <= 10*time.Second:
+				busy++
+			default:
+				other = append(other, fmt.Errorf("claim %+v, err %v", c, err))
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if acquired != 1 || busy != n-1 || len(other) != 0 {
+		t.Fatalf("%d goroutines: acquired %d, in progress %d, other %v; want 1, %d, none", n, acquired, busy, other, n-1)
+	}
+}
+
+func TestStaleOwnerCannotOverwrite(t *testing.T) {
+	t.Parallel()
+	s, rdb := newStore(t, idem.Config{Lease: 150 * time.Millisecond})
+	ctx := context.Background()
+	k := newKey(t)
+
+	first := begin(t, s, k, "charge", "fp")
+	if first.Outcome != idem.Acquired || first.Attempt != 1 || first.TakeOver {
+		t.Fatalf("first claim = %+v, want acquired attempt 1", first)
+	}
+	time.Sleep(250 * time.Millisecond) // the first owner stalls past its lease
+
+	second := begin(t, s, k, "charge", "fp")
+	if second.Outcome != idem.Acquired || second.Attempt != 2 || !second.TakeOver {
+		t.Fatalf("second claim = %+v, want takeover with attempt 2", second)
+	}
+	if err := first.Lease.Complete(ctx, []byte("stale")); !errors.Is(err, idem.ErrLost) {
+		t.Fatalf("stale Complete: %v, want ErrLost", err)
+	}
+	if err := first.Lease.Extend(ctx); !errors.Is(err, idem.ErrLost) {
+		t.Fatalf("stale Extend: %v, want ErrLost", err)
+	}
+	if err := first.Lease.Release(ctx); !errors.Is(err, idem.ErrLost) {
+		t.Fatalf("stale Release: %v, want ErrLost", err)
+	}
+	if got, _ := rdb.HGet(ctx, k.String(), "charge:owner").Result(); got != second.Lease.Owner() {
+		t.Fatalf("owner after stale calls = %q, want the second owner %q", got, second.Lease.Owner())
+	}
+	if err := second.Lease.Complete(ctx, []byte("fresh")); err != nil {
+		t.Fatalf("second Complete: %v", err)
+	}
+	if err := first.Lease.Complete(ctx, []byte("stale")); !errors.Is(err, idem.ErrLost) {
+		t.Fatalf("stale Complete after completion: %v, want ErrLost", err)
+	}
+	replay := begin(t, s, k, "charge", "fp")
+	if replay.Outcome != idem.Completed || string(replay.Result) != "fresh" {
+		t.Fatalf("replay = %+v (result %q), want completed with %q", replay, replay.Result, "fresh")
+	}
+}
+
+func TestMismatch(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t, idem.Config{})
+	ctx := context.Background()
+	k := newKey(t)
+	c := begin(t, s, k, "api", "fp-1")
+	if _, err := s.Begin(ctx, k, "api", "fp-2"); !errors.Is(err, idem.ErrMismatch) {
+		t.Fatalf("Begin with another fingerprint while pending: %v, want ErrMismatch", err)
+	}
+	if err := c.Lease.Complete(ctx, []byte("r")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Begin(ctx, k, "api", "fp-2"); !errors.Is(err, idem.ErrMismatch) {
+		t.Fatalf("Begin with another fingerprint after completion: %v, want ErrMismatch", err)
+	}
+}
+
+func TestReplayIsByteExactAndRetained(t *testing.T) {
+	t.Parallel()
+	const retention = 90 * time.Minute
+	s, rdb := newStore(t, idem.Config{Retention: retention})
+	ctx := context.Background()
+	k := newKey(t)
+	result := make([]byte, 0, 512)
+	for i := range 256 {
+		result = append(result, byte(i), byte(255-i))
+	}
+	resp := idem.Response{Status: 202, Header: map[string][]string{"Content-Type": {"application/json"}}, Body: result}
+	stored, err := resp.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := begin(t, s, k, "api", "fp")
+	if err := c.Lease.Complete(ctx, stored); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Lease.Complete(ctx, stored); err != nil {
+		t.Fatalf("second Complete by the same owner: %v, want nil", err)
+	}
+	ttl, err := rdb.PTTL(ctx, k.String()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ttl < retention-time.Minute || ttl > retention {
+		t.Errorf("TTL after complete = %s, want about %s", ttl, retention)
+	}
+	for range 3 {
+		r := begin(t, s, k, "api", "fp")
+		if r.Outcome != idem.Completed || !bytes.Equal(r.Result, stored) {
+			t.Fatalf("replay = %q, want %q", r.Result, stored)
+		}
+		var got idem.Response
+		if err := got.UnmarshalBinary(r.Result); err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != 202 || !bytes.Equal(got.Body, result) || got.Header.Get("Content-Type") != "application/json" {
+			t.Fatalf("decoded replay = %+v, want %+v", got, resp)
+		}
+	}
+}
+
+func TestReleaseLetsNextBeginAcquire(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t, idem.Config{Lease: time.Minute})
+	ctx := context.Background()
+	k := newKey(t)
+	c := begin(t, s, k, "charge", "fp")
+	if _, err := s.Begin(ctx, k, "charge", "fp"); !errors.Is(err, idem.ErrInProgress) {
+		t.Fatalf("Begin while held: %v, want ErrInProgress", err)
+	}
+	if err := c.Lease.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	next := begin(t, s, k, "charge", "fp")
+	if next.Outcome != idem.Acquired || next.Attempt != 2 || next.TakeOver {
+		t.Fatalf("claim after release = %+v, want acquired attempt 2 without takeover", next)
+	}
+	if err := c.Lease.Complete(ctx, []byte("x")); !errors.Is(err, idem.ErrLost) {
+		t.Fatalf("Complete by the releasing owner: %v, want ErrLost", err)
+	}
+}
+
+func TestStagesAreIndependent(t *testing.T) {
+	t.Parallel()
+	s, rdb := newStore(t, idem.Config{})
+	ctx := context.Background()
+	k := newKey(t)
+	api := begin(t, s, k, "api", "http-fp")
+	if err := api.Lease.Complete(ctx, []byte("202")); err != nil {
+		t.Fatal(err)
+	}
+	charge := begin(t, s, k, "charge", "msg-fp")
+	if charge.Outcome != idem.Acquired || charge.Attempt != 1 {
+		t.Fatalf("charge after api completed = %+v, want acquired attempt 1", charge)
+	}
+	if r := begin(t, s, k, "api", "http-fp"); r.Outcome != idem.Completed || string(r.Result) != "202" {
+		t.Fatalf("api replay while charge pending = %+v", r)
+	}
+	if err := charge.Lease.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r := begin(t, s, k, "api", "http-fp"); r.Outcome != idem.Completed {
+		t.Fatalf("releasing charge touched api: %+v", r)
+	}
+	fields, err := rdb.HGetAll(ctx, k.String()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fields["api:state"] != "C" || fields["charge:state"] != "" || fields["charge:attempt"] != "1" {
+		t.Fatalf("hash = %v, want api completed and charge released with attempt 1", fields)
+	}
+}
+
+func TestKeepExtendsAndCancelsOnLoss(t *testing.T) {
+	t.Parallel()
+	s, rdb := newStore(t, idem.Config{Lease: 300 * time.Millisecond})
+	ctx := context.Background()
+	k := newKey(t)
+	c := begin(t, s, k, "charge", "fp")
+	work, stop := c.Lease.Keep(ctx)
+	defer stop()
+
+	time.Sleep(time.Second) // more than three leases
+	if err := context.Cause(work); err != nil {
+		t.Fatalf("work context ended while the lease was kept: %v", err)
+	}
+	if _, err := s.Begin(ctx, k, "charge", "fp"); !errors.Is(err, idem.ErrInProgress) {
+		t.Fatalf("Begin after 3 leases of heartbeat: %v, want ErrInProgress", err)
+	}
+
+	// Another owner takes the stage (as if our heartbeats had stalled).
+	if err := rdb.HSet(ctx, k.String(), "charge:owner", "intruder").Err(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-work.Done():
+		if !errors.Is(context.Cause(work), idem.ErrLost) {
+			t.Fatalf("cause = %v, want ErrLost", context.Cause(work))
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("work context not cancelled after the lease was lost")
+	}
+}
+
+func TestKeepStopsQuietlyAfterComplete(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t, idem.Config{Lease: 150 * time.Millisecond})
+	ctx := context.Background()
+	c := begin(t, s, newKey(t), "charge", "fp")
+	work, stop := c.Lease.Keep(ctx)
+	if err := c.Lease.Complete(ctx, []byte("done")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if err := context.Cause(work); err != nil {
+		t.Fatalf("work context cancelled after a completed lease: %v", err)
+	}
+	stop()
+	stop()
+}
+
+// privateRedis starts a throw-away redis-server that this test may stop,
+// freeze or kill without touching the shared one.
+func privateRedis(t *testing.T) (*redis.Client, *exec.Cmd) {
+	t.Helper()
+	testenv.Integration(t)
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatalf("redis-server not on PATH (scripts/harness up installs it): %v", err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGCONT)
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	rdb := redis.NewClient(&redis.Options{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), ContextTimeoutEnabled: true, MaxRetries: -1})
+	t.Cleanup(func() { rdb.Close() })
+	deadline := time.Now().Add(5 * time.Second)
+	for rdb.Ping(context.Background()).Err() != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("private redis-server did not answer within 5s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return rdb, cmd
+}
+
+func TestUnavailableWithinTimeout(t *testing.T) {
+	t.Parallel()
+	for _, fault := range []struct {
+		name   string
+		signal os.Signal
+	}{
+		{"stopped", syscall.SIGKILL}, // connection refused
+		{"frozen", syscall.SIGSTOP},  // accepts nothing, answers nothing
+	} {
+		t.Run(fault.name, func(t *testing.T) {
+			t.Parallel()
+			rdb, cmd := privateRedis(t)
+			const timeout = 200 * time.Millisecond
+			s := idem.New(rdb, idem.Config{Timeout: timeout, Lease: time.Minute})
+			k := newKey(t)
+			c, err := s.Begin(context.Background(), k, "api", "fp")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Process.Signal(fault.signal); err != nil {
+				t.Fatal(err)
+			}
+			if fault.signal == syscall.SIGKILL {
+				cmd.Wait()
+			}
+			calls := map[string]func() error{
+				"begin":    func() error { _, err := s.Begin(context.Background(), k, "api", "fp"); return err },
+				"complete": func() error { return c.Lease.Complete(context.Background(), []byte("x")) },
+				"extend":   func() error { return c.Lease.Extend(context.Background()) },
+				"release":  func() error { return c.Lease.Release(context.Background()) },
+			}
+			for name, call := range calls {
+				start := time.Now()
+				err := call()
+				took := time.Since(start)
+				if !errors.Is(err, idem.ErrUnavailable) {
+					t.Errorf("%s on a %s redis: %v, want ErrUnavailable", name, fault.name, err)
+				}
+				// Generous bound: the timeout plus scheduling noise. The point
+				// is "bounded", not a latency figure.
+				if took > timeout+2*time.Second {
+					t.Errorf("%s on a %s redis took %s, want about %s", name, fault.name, took, timeout)
+				}
+			}
+		})
+	}
+}
+
+func TestObserveReportsOutcomes(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var got []string
+	s, _ := newStore(t, idem.Config{Observe: func(e idem.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, string(e.Op)+":"+e.Outcome)
+	}})
+	ctx := context.Background()
+	k := newKey(t)
+	c := begin(t, s, k, "api", "fp")
+	s.Begin(ctx, k, "api", "fp")
+	s.Begin(ctx, k, "api", "other")
+	c.Lease.Extend(ctx)
+	c.Lease.Complete(ctx, []byte("r"))
+	s.Begin(ctx, k, "api", "fp")
+	c.Lease.Release(ctx)
+	want := []string{"begin:acquired", "begin:in_progress", "begin:mismatch", "extend:ok", "complete:ok", "begin:replayed", "release:lost"}
+	mu.Lock()
+	defer mu.Unlock()
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("observed %v, want %v", got, want)
+	}
+}
