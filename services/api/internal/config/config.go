@@ -1,0 +1,172 @@
+// Package config reads the api's configuration from the environment, once,
+// into typed structs. Nothing else in the api reads the environment.
+//
+// Every problem is reported at once: a bad deployment shows its whole list
+// of mistakes in one failed start, not one per restart.
+package config
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/redis/go-redis/v9"
+)
+
+// Serve is the configuration of `api serve`.
+type Serve struct {
+	ListenAddr  string // API_LISTEN_ADDR
+	RedisURL    string // REDIS_URL
+	DatabaseURL string // DATABASE_URL
+	AMQPURL     string // AMQP_URL
+	// Merchants maps merchant id to API key (API_MERCHANT_KEYS). Both are
+	// unique: no merchant twice, no key shared by two merchants.
+	Merchants map[string]string
+
+	IdemLease     time.Duration // IDEM_LEASE
+	IdemRetention time.Duration // IDEM_RETENTION
+	IdemTimeout   time.Duration // IDEM_TIMEOUT
+
+	AMQPExchange  string        // AMQP_EXCHANGE
+	RelayInterval time.Duration // OUTBOX_RELAY_INTERVAL
+	RelayAge      time.Duration // OUTBOX_RELAY_AGE
+
+	ShutdownGrace time.Duration // SHUTDOWN_GRACE
+	ShutdownDelay time.Duration // SHUTDOWN_DELAY
+
+	MigrateOnStart bool       // API_MIGRATE_ON_START
+	Instance       string     // API_INSTANCE
+	LogLevel       slog.Level // LOG_LEVEL
+}
+
+// Migrate is the configuration of `api migrate`: only the database.
+type Migrate struct {
+	DatabaseURL string
+	Instance    string
+	LogLevel    slog.Level
+}
+
+// LoadServe reads the serve configuration through getenv. hostname is the
+// default of API_INSTANCE. The error, if any, is an *Error listing every
+// problem found.
+func LoadServe(getenv func(string) string, hostname string) (Serve, error) {
+	r := reader{getenv: getenv}
+	c := Serve{
+		ListenAddr:     r.str("API_LISTEN_ADDR", "127.0.0.1:8080"),
+		RedisURL:       r.required("REDIS_URL"),
+		DatabaseURL:    r.required("DATABASE_URL"),
+		AMQPURL:        r.required("AMQP_URL"),
+		IdemLease:      r.duration("IDEM_LEASE", 10*time.Second),
+		IdemRetention:  r.duration("IDEM_RETENTION", 24*time.Hour),
+		IdemTimeout:    r.duration("IDEM_TIMEOUT", 500*time.Millisecond),
+		AMQPExchange:   r.str("AMQP_EXCHANGE", "payments"),
+		RelayInterval:  r.duration("OUTBOX_RELAY_INTERVAL", time.Second),
+		RelayAge:       r.durationMin("OUTBOX_RELAY_AGE", 3*time.Second, 0),
+		ShutdownGrace:  r.duration("SHUTDOWN_GRACE", 15*time.Second),
+		ShutdownDelay:  r.durationMin("SHUTDOWN_DELAY", 0, 0),
+		MigrateOnStart: r.boolean("API_MIGRATE_ON_START", false),
+		Instance:       r.instance(hostname),
+		LogLevel:       r.level(),
+	}
+	c.Merchants = r.merchants("API_MERCHANT_KEYS")
+
+	if _, _, err := net.SplitHostPort(c.ListenAddr); err != nil {
+		r.problem("API_LISTEN_ADDR", "%q is not host:port: %v", c.ListenAddr, err)
+	}
+	if c.RedisURL != "" {
+		if _, err := redis.ParseURL(c.RedisURL); err != nil {
+			r.problem("REDIS_URL", "%v", err)
+		}
+	}
+	r.checkDatabaseURL(c.DatabaseURL)
+	if c.AMQPURL != "" {
+		if _, err := amqp.ParseURI(c.AMQPURL); err != nil {
+			r.problem("AMQP_URL", "%v", err)
+		}
+	}
+	switch {
+	case c.AMQPExchange == "" || len(c.AMQPExchange) > 255:
+		r.problem("AMQP_EXCHANGE", "must be 1-255 characters")
+	case strings.HasPrefix(c.AMQPExchange, "amq."):
+		r.problem("AMQP_EXCHANGE", "%q: the amq. prefix is reserved by RabbitMQ", c.AMQPExchange)
+	}
+	if c.IdemTimeout > 0 && c.IdemLease > 0 && c.IdemTimeout >= c.IdemLease {
+		r.problem("IDEM_TIMEOUT", "%s must be shorter than IDEM_LEASE (%s)", c.IdemTimeout, c.IdemLease)
+	}
+	if c.IdemRetention > 0 && c.IdemLease > 0 && c.IdemRetention < c.IdemLease {
+		r.problem("IDEM_RETENTION", "%s must be at least IDEM_LEASE (%s)", c.IdemRetention, c.IdemLease)
+	}
+	if c.ShutdownGrace > 0 && c.ShutdownDelay >= c.ShutdownGrace {
+		r.problem("SHUTDOWN_DELAY", "%s must be shorter than SHUTDOWN_GRACE (%s)", c.ShutdownDelay, c.ShutdownGrace)
+	}
+	return c, r.err()
+}
+
+// LoadMigrate reads the migrate configuration: DATABASE_URL, API_INSTANCE
+// and LOG_LEVEL. The error, if any, is an *Error.
+func LoadMigrate(getenv func(string) string, hostname string) (Migrate, error) {
+	r := reader{getenv: getenv}
+	c := Migrate{
+		DatabaseURL: r.required("DATABASE_URL"),
+		Instance:    r.instance(hostname),
+		LogLevel:    r.level(),
+	}
+	r.checkDatabaseURL(c.DatabaseURL)
+	return c, r.err()
+}
+
+// LogValue describes the configuration for a log line, without secrets:
+// merchant ids but no keys, URLs without passwords.
+func (c Serve) LogValue() slog.Value {
+	ids := make([]string, 0, len(c.Merchants))
+	for id := range c.Merchants {
+		ids = append(ids, id)
+	}
+	return slog.GroupValue(
+		slog.String("listen_addr", c.ListenAddr),
+		slog.String("redis_url", redact(c.RedisURL)),
+		slog.String("database_url", redact(c.DatabaseURL)),
+		slog.String("amqp_url", redact(c.AMQPURL)),
+		slog.Any("merchants", ids),
+		slog.Duration("idem_lease", c.IdemLease),
+		slog.Duration("idem_retention", c.IdemRetention),
+		slog.Duration("idem_timeout", c.IdemTimeout),
+		slog.String("amqp_exchange", c.AMQPExchange),
+		slog.Duration("outbox_relay_interval", c.RelayInterval),
+		slog.Duration("outbox_relay_age", c.RelayAge),
+		slog.Duration("shutdown_grace", c.ShutdownGrace),
+		slog.Duration("shutdown_delay", c.ShutdownDelay),
+		slog.Bool("migrate_on_start", c.MigrateOnStart),
+	)
+}
+
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable)"
+	}
+	return u.Redacted()
+}
+
+func (r *reader) checkDatabaseURL(v string) {
+	if v == "" {
+		return
+	}
+	if _, err := pgxpool.ParseConfig(v); err != nil {
+		r.problem("DATABASE_URL", "%v", err)
+	}
+}
+
+// Error lists every configuration problem found.
+type Error struct {
+	Problems []string // "NAME: what is wrong", in the order found
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("invalid configuration (%d problems):\n  %s", len(e.Problems), strings.Join(e.Problems, "\n  "))
+}

@@ -1,0 +1,196 @@
+package config_test
+
+import (
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/oncepay/oncepay/services/api/internal/config"
+)
+
+const (
+	keyA = "sk_test_merchant_a_0123456789"
+	keyB = "sk_test_merchant_b_0123456789"
+)
+
+// env returns a getenv over base with the overrides applied ("" unsets).
+func env(overrides map[string]string) func(string) string {
+	m := map[string]string{
+		"REDIS_URL":         "redis://127.0.0.1:6379/0",
+		"DATABASE_URL":      "postgres://u:secret@127.0.0.1:5432/db",
+		"AMQP_URL":          "amqp://guest:guest@127.0.0.1:5672/",
+		"API_MERCHANT_KEYS": "merchant_a=" + keyA + ",merchant_b=" + keyB,
+	}
+	for k, v := range overrides {
+		m[k] = v
+	}
+	return func(k string) string { return m[k] }
+}
+
+func TestLoadServeDefaults(t *testing.T) {
+	t.Parallel()
+	got, err := config.LoadServe(env(nil), "host-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := config.Serve{
+		ListenAddr:    "127.0.0.1:8080",
+		RedisURL:      "redis://127.0.0.1:6379/0",
+		DatabaseURL:   "postgres://u:secret@127.0.0.1:5432/db",
+		AMQPURL:       "amqp://guest:guest@127.0.0.1:5672/",
+		Merchants:     map[string]string{"merchant_a": keyA, "merchant_b": keyB},
+		IdemLease:     10 * time.Second,
+		IdemRetention: 24 * time.Hour,
+		IdemTimeout:   500 * time.Millisecond,
+		AMQPExchange:  "payments",
+		RelayInterval: time.Second,
+		RelayAge:      3 * time.Second,
+		ShutdownGrace: 15 * time.Second,
+		Instance:      "host-1",
+		LogLevel:      slog.LevelInfo,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("LoadServe() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadServeOverrides(t *testing.T) {
+	t.Parallel()
+	got, err := config.LoadServe(env(map[string]string{
+		"API_LISTEN_ADDR": ":0", "IDEM_LEASE": "2s", "IDEM_RETENTION": "1h", "IDEM_TIMEOUT": "100ms",
+		"AMQP_EXCHANGE": "payments-test", "OUTBOX_RELAY_INTERVAL": "250ms", "OUTBOX_RELAY_AGE": "0s",
+		"SHUTDOWN_GRACE": "5s", "SHUTDOWN_DELAY": "1s", "API_MIGRATE_ON_START": "true",
+		"API_INSTANCE": "api-7", "LOG_LEVEL": "debug",
+		"API_MERCHANT_KEYS": " m-1 = 0123456789abcdef ",
+	}), "host-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ListenAddr != ":0" || got.IdemLease != 2*time.Second || got.RelayAge != 0 ||
+		got.ShutdownDelay != time.Second || !got.MigrateOnStart || got.Instance != "api-7" ||
+		got.LogLevel != slog.LevelDebug || got.AMQPExchange != "payments-test" {
+		t.Errorf("overrides not applied: %+v", got)
+	}
+	if diff := cmp.Diff(map[string]string{"m-1": "0123456789abcdef"}, got.Merchants); diff != "" {
+		t.Errorf("Merchants mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestLoadServeReportsEveryProblem checks that one call lists all problems.
+func TestLoadServeReportsEveryProblem(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		env  map[string]string
+		want []string
+	}{
+		{
+			name: "everything required missing",
+			env:  map[string]string{"REDIS_URL": "", "DATABASE_URL": "", "AMQP_URL": "", "API_MERCHANT_KEYS": ""},
+			want: []string{
+				"REDIS_URL: required, not set",
+				"DATABASE_URL: required, not set",
+				"AMQP_URL: required, not set",
+				"API_MERCHANT_KEYS: required, not set (merchant_id=api_key,merchant_id=api_key)",
+			},
+		},
+		{
+			name: "bad values everywhere",
+			env: map[string]string{
+				"API_LISTEN_ADDR": "8080", "REDIS_URL": "http://x", "AMQP_URL": "http://x",
+				"IDEM_LEASE": "ten", "IDEM_RETENTION": "-1h", "IDEM_TIMEOUT": "0s",
+				"AMQP_EXCHANGE": "amq.topic", "OUTBOX_RELAY_INTERVAL": "1", "OUTBOX_RELAY_AGE": "-1s",
+				"SHUTDOWN_GRACE": "x", "SHUTDOWN_DELAY": "-2s", "API_MIGRATE_ON_START": "yes please",
+				"API_INSTANCE": "has space", "LOG_LEVEL": "loud",
+			},
+			want: []string{
+				`IDEM_LEASE: "ten" is not a duration such as 500ms, 10s or 24h`,
+				"IDEM_RETENTION: -1h0m0s must be positive",
+				"IDEM_TIMEOUT: 0s must be positive",
+				`OUTBOX_RELAY_INTERVAL: "1" is not a duration such as 500ms, 10s or 24h`,
+				"OUTBOX_RELAY_AGE: -1s must not be negative",
+				`SHUTDOWN_GRACE: "x" is not a duration such as 500ms, 10s or 24h`,
+				"SHUTDOWN_DELAY: -2s must not be negative",
+				`API_MIGRATE_ON_START: "yes please" is not a boolean (true or false)`,
+				`API_INSTANCE: "has space" must be 1-64 visible ASCII characters (default: the host name)`,
+				`LOG_LEVEL: "loud" is not one of debug, info, warn, error`,
+				`API_LISTEN_ADDR: "8080" is not host:port: address 8080: missing port in address`,
+				"REDIS_URL: redis: invalid URL scheme: http",
+				"AMQP_URL: AMQP scheme must be either 'amqp://' or 'amqps://'",
+				`AMQP_EXCHANGE: "amq.topic": the amq. prefix is reserved by RabbitMQ`,
+			},
+		},
+		{
+			name: "inconsistent durations",
+			env:  map[string]string{"IDEM_LEASE": "1s", "IDEM_TIMEOUT": "2s", "IDEM_RETENTION": "500ms", "SHUTDOWN_GRACE": "1s", "SHUTDOWN_DELAY": "1s"},
+			want: []string{
+				"IDEM_TIMEOUT: 2s must be shorter than IDEM_LEASE (1s)",
+				"IDEM_RETENTION: 500ms must be at least IDEM_LEASE (1s)",
+				"SHUTDOWN_DELAY: 1s must be shorter than SHUTDOWN_GRACE (1s)",
+			},
+		},
+		{
+			name: "merchant keys",
+			env: map[string]string{"API_MERCHANT_KEYS": "a=0123456789abcdef,,b,c d=0123456789abcdef,e=short," +
+				"a=fedcba9876543210,f=0123456789abcdef,g=0123456789abcde\x01"},
+			want: []string{
+				"API_MERCHANT_KEYS: entry 2 is empty",
+				"API_MERCHANT_KEYS: entry 3 has no '=' (want merchant_id=api_key)",
+				`API_MERCHANT_KEYS: entry 4: merchant id "c d" must be 1-64 characters of [A-Za-z0-9_-]`,
+				`API_MERCHANT_KEYS: entry 5: the key of merchant "e" is shorter than 16 characters`,
+				`API_MERCHANT_KEYS: merchant "a" appears more than once`,
+				`API_MERCHANT_KEYS: merchants "a" and "f" share one key`,
+				`API_MERCHANT_KEYS: entry 8: the key of merchant "g" has a character that is not visible ASCII`,
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := config.LoadServe(env(tt.env), "host-1")
+			var cerr *config.Error
+			if !errors.As(err, &cerr) {
+				t.Fatalf("LoadServe() error = %v, want a *config.Error", err)
+			}
+			if diff := cmp.Diff(tt.want, cerr.Problems); diff != "" {
+				t.Errorf("problems mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestProblemsNeverShowKeys: a rejected key must not leak into the error.
+func TestProblemsNeverShowKeys(t *testing.T) {
+	t.Parallel()
+	secret := "sk_live_do_not_print_me"
+	_, err := config.LoadServe(env(map[string]string{"API_MERCHANT_KEYS": "a=" + secret + ",b=" + secret + ",c=short_" + "x"}), "h")
+	if err == nil {
+		t.Fatal("LoadServe() accepted a shared key")
+	}
+	if strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), "short_x") {
+		t.Errorf("error %q shows an API key", err)
+	}
+}
+
+func TestLoadMigrateNeedsOnlyTheDatabase(t *testing.T) {
+	t.Parallel()
+	getenv := func(k string) string {
+		if k == "DATABASE_URL" {
+			return "postgres://u@127.0.0.1/db"
+		}
+		return ""
+	}
+	got, err := config.LoadMigrate(getenv, "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(config.Migrate{DatabaseURL: "postgres://u@127.0.0.1/db", Instance: "h", LogLevel: slog.LevelInfo}, got); diff != "" {
+		t.Errorf("LoadMigrate() mismatch (-want +got):\n%s", diff)
+	}
+	if _, err := config.LoadMigrate(func(string) string { return "" }, "h"); err == nil {
+		t.Error("LoadMigrate() without DATABASE_URL succeeded")
+	}
+}
