@@ -1,0 +1,108 @@
+package main
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/oncepay/oncepay/services/psp/internal/faults"
+)
+
+func env(vars map[string]string) func(string) string {
+	return func(name string) string { return vars[name] }
+}
+
+func TestLoadConfig(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1700000000, 42)
+	tests := []struct {
+		name string
+		vars map[string]string
+		want config
+	}{
+		{
+			name: "defaults",
+			vars: map[string]string{"PSP_DATABASE_URL": "postgres://u:p@db:5432/psp"},
+			want: config{
+				ListenAddr:     "127.0.0.1:8090",
+				DatabaseURL:    "postgres://u:p@db:5432/psp",
+				Knobs:          faults.Knobs{LatencyMS: 20, LatencyJitterMS: 10, Idempotency: true, Seed: now.UnixNano()},
+				ShutdownGrace:  10 * time.Second,
+				MigrateOnStart: true,
+				LogLevel:       slog.LevelInfo,
+			},
+		},
+		{
+			name: "everything set",
+			vars: map[string]string{
+				"PSP_LISTEN_ADDR": ":9000", "PSP_DATABASE_URL": "postgres://db/psp",
+				"PSP_LATENCY": "1s", "PSP_LATENCY_JITTER": "0", "PSP_FAIL_BEFORE_RATE": "0.1",
+				"PSP_FAIL_AFTER_RATE": "0.2", "PSP_ERROR_RATE": "1", "PSP_IDEMPOTENCY": "false",
+				"PSP_SEED": "-3", "PSP_SHUTDOWN_GRACE": "2s", "PSP_MIGRATE_ON_START": "0", "LOG_LEVEL": "debug",
+			},
+			want: config{
+				ListenAddr:  ":9000",
+				DatabaseURL: "postgres://db/psp",
+				Knobs: faults.Knobs{LatencyMS: 1000, LatencyJitterMS: 0, FailBeforeRate: 0.1, FailAfterRate: 0.2,
+					ErrorRate: 1, Idempotency: false, Seed: -3},
+				ShutdownGrace:  2 * time.Second,
+				MigrateOnStart: false,
+				LogLevel:       slog.LevelDebug,
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := loadConfig(env(tt.vars), now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("config (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLoadConfigReportsEveryProblem(t *testing.T) {
+	t.Parallel()
+	vars := map[string]string{
+		"PSP_LATENCY":          "fast",
+		"PSP_LATENCY_JITTER":   "1500us",
+		"PSP_FAIL_BEFORE_RATE": "2",
+		"PSP_FAIL_AFTER_RATE":  "often",
+		"PSP_ERROR_RATE":       "-0.1",
+		"PSP_IDEMPOTENCY":      "maybe",
+		"PSP_SEED":             "0x",
+		"PSP_SHUTDOWN_GRACE":   "0s",
+		"PSP_MIGRATE_ON_START": "perhaps",
+		"LOG_LEVEL":            "loud",
+	}
+	_, err := loadConfig(env(vars), time.Now())
+	if err == nil {
+		t.Fatal("no error")
+	}
+	msg := err.Error()
+	for name := range vars {
+		if !strings.Contains(msg, name+" ") {
+			t.Errorf("error does not mention %s:\n%s", name, msg)
+		}
+	}
+	if !strings.Contains(msg, "PSP_DATABASE_URL is required") {
+		t.Errorf("error does not say PSP_DATABASE_URL is required:\n%s", msg)
+	}
+	if n := strings.Count(msg, "\n") + 1; n != len(vars)+1 {
+		t.Errorf("%d problems reported, want %d:\n%s", n, len(vars)+1, msg)
+	}
+}
+
+func TestLoadConfigHidesTheDatabasePassword(t *testing.T) {
+	t.Parallel()
+	_, err := loadConfig(env(map[string]string{"PSP_DATABASE_URL": "postgres://u:s3cret@db:notaport/x"}), time.Now())
+	if err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("err = %v, want an error without the password", err)
+	}
+}
