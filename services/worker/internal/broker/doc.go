@@ -1,0 +1,13 @@
+// Package broker is the worker's side of RabbitMQ: the topology it declares,
+// a connection with amqp091-go's built-in recovery, the epochs that tell a
+// delivery of a lost channel session from a live one, and a publisher that
+// waits for the broker's confirm.
+//
+// Recovery is the library's (amqp091-go Config.Recovery): it redials, reopens
+// the channel, reapplies QoS and confirm mode, redeclares the recorded
+// topology and re-subscribes the consumer on the same Go delivery channel.
+// What it does not do is keep delivery tags apart across sessions: a new
+// channel session numbers its deliveries from 1 again, and deliveries read
+// before the loss still carry tags of the old one. Epochs closes that gap;
+// see its documentation.
+package broker
