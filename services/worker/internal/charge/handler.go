@@ -1,0 +1,239 @@
+package charge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/oncepay/oncepay/pkg/idem"
+	"github.com/oncepay/oncepay/services/psp/pspclient"
+
+	"github.com/oncepay/oncepay/services/worker/internal/consumer"
+	"github.com/oncepay/oncepay/services/worker/internal/metrics"
+	"github.com/oncepay/oncepay/services/worker/internal/payments"
+)
+
+// boundary is the idempotency boundary as the handler uses it (*idem.Store).
+type boundary interface {
+	Begin(ctx context.Context, k idem.Key, stage, fingerprint string) (idem.Claim, error)
+}
+
+// paymentStore is the payments table as the handler uses it (*payments.Store).
+type paymentStore interface {
+	Get(ctx context.Context, id string) (payments.Payment, error)
+	Settle(ctx context.Context, id string, o payments.Outcome) (bool, error)
+	RecordTakeover(ctx context.Context, paymentID string, attempt int, worker string) error
+}
+
+// charger is the psp as the handler uses it (*pspclient.Client).
+type charger interface {
+	Charge(ctx context.Context, idempotencyKey string, req pspclient.ChargeRequest) (pspclient.Charge, error)
+}
+
+// Deps are what a Handler works with.
+type Deps struct {
+	Boundary   boundary
+	Payments   paymentStore
+	PSP        charger
+	PSPTimeout time.Duration // bound on one psp call
+	Instance   string        // this worker, recorded with takeovers
+	Log        *slog.Logger
+	Metrics    *metrics.Metrics
+}
+
+// Handler charges the payment of one payment.initiated message. It is a
+// consumer.Handler and safe for concurrent use.
+type Handler struct{ Deps }
+
+// NewHandler returns a Handler.
+func NewHandler(d Deps) *Handler { return &Handler{Deps: d} }
+
+// verdict is the end of the owned part of the work: complete the stage
+// with result, release it, or (lease lost) leave it alone.
+type verdict struct {
+	outcome string
+	result  []byte // non-nil: Complete with it
+	release bool   // Release the stage
+	err     error  // for the consumer loop
+}
+
+// Handle runs the charge state machine for m (docs/worker.md). It returns a
+// metrics outcome and an error for the consumer loop: nil (ack),
+// consumer.Retry (delayed retry) or consumer.Reject (dead-letter).
+func (h *Handler) Handle(ctx context.Context, m consumer.Message) (string, error) {
+	msg, err := Decode(m)
+	if err != nil {
+		h.Log.Warn("undecodable message", "message_id", m.ID, "err", err)
+		return metrics.DeadLettered, consumer.Reject(err)
+	}
+	log := h.Log.With("payment_id", msg.PaymentID, "merchant_id", msg.MerchantID,
+		"idempotency_key", msg.IdempotencyKey, "attempt", m.Attempt, "redelivered", m.Redelivered)
+
+	claim, err := h.Boundary.Begin(ctx, msg.Key(), Stage, Fingerprint(msg))
+	if ip, ok := errors.AsType[*idem.InProgressError](err); ok {
+		log.Info("charge in progress elsewhere; retrying later", "retry_after", ip.RetryAfter.String())
+		return metrics.InProgressRetry, consumer.Retry(err, ip.RetryAfter)
+	}
+	switch {
+	case errors.Is(err, idem.ErrMismatch):
+		log.Error("idempotency key already used for another payment", "err", err)
+		return metrics.DeadLettered, consumer.Reject(err)
+	case err != nil:
+		log.Warn("boundary unavailable; not charging (fail closed)", "err", err)
+		return metrics.RedisDown, consumer.Retry(err, 0)
+	case claim.Outcome == idem.Completed:
+		log.Info("already charged (boundary)", "result", string(claim.Result))
+		return metrics.Duplicate, nil
+	}
+
+	lease := claim.Lease
+	log = log.With("claim_attempt", claim.Attempt)
+	if claim.TakeOver {
+		h.Metrics.TakeOver()
+		log.Warn("took over an expired lease")
+		if err := h.Payments.RecordTakeover(ctx, msg.PaymentID, claim.Attempt, h.Instance); err != nil {
+			log.Error("takeover not recorded", "err", err)
+		}
+	}
+
+	work, stop := lease.Keep(ctx)
+	v := h.charge(work, log, msg)
+	stop()
+	// Complete and Release must reach Redis even when ctx ended (shutdown);
+	// the store bounds each call with its own timeout.
+	after := context.WithoutCancel(ctx)
+	switch {
+	case v.result != nil:
+		if err := lease.Complete(after, v.result); err != nil {
+			// The database already holds the outcome: whoever claims the stage
+			// next finds the payment terminal and completes from it.
+			log.Warn("stage not completed; the database has the outcome", "err", err)
+		}
+	case lost(work):
+		log.Warn("lease lost; nothing written", "cause", context.Cause(work))
+		return metrics.LostLease, consumer.Retry(fmt.Errorf("charge %s: %w", msg.PaymentID, context.Cause(work)), 0)
+	case v.release:
+		if err := lease.Release(after); err != nil {
+			log.Warn("stage not released; it frees up when the lease ends", "err", err)
+		}
+	}
+	return v.outcome, v.err
+}
+
+// charge is the part of the work done under the lease: ctx ends, with cause
+// idem.ErrLost, when the lease is lost, and nothing is written after that.
+func (h *Handler) charge(ctx context.Context, log *slog.Logger, msg Initiated) verdict {
+	p, err := h.Payments.Get(ctx, msg.PaymentID)
+	switch {
+	case lost(ctx):
+		return verdict{}
+	case errors.Is(err, payments.ErrNotFound):
+		log.Error("payment does not exist; dead-lettering", "err", err)
+		return verdict{outcome: metrics.DeadLettered, release: true, err: consumer.Reject(err)}
+	case err != nil:
+		log.Warn("database unavailable; retrying later", "err", err)
+		return verdict{outcome: metrics.TransientRetry, release: true, err: consumer.Retry(err, 0)}
+	}
+	if err := agree(p, msg); err != nil {
+		log.Error("message disagrees with the payment row; dead-lettering", "err", err)
+		return verdict{outcome: metrics.DeadLettered, release: true, err: consumer.Reject(err)}
+	}
+	if p.Terminal() {
+		log.Info("already charged (database)", "status", p.Status)
+		return verdict{outcome: metrics.Duplicate, result: resultOf(p.ID, p.Outcome)}
+	}
+
+	o, v, ok := h.callPSP(ctx, log, msg)
+	if !ok {
+		return v
+	}
+	if lost(ctx) {
+		return verdict{}
+	}
+	won, err := h.Payments.Settle(ctx, p.ID, o)
+	switch {
+	case lost(ctx):
+		return verdict{}
+	case err != nil:
+		log.Warn("payment not settled; retrying later (the psp replays the charge)", "err", err)
+		return verdict{outcome: metrics.TransientRetry, release: true, err: consumer.Retry(err, 0)}
+	case !won:
+		// Someone else settled it first: their outcome stands.
+		if p, err = h.Payments.Get(ctx, p.ID); err != nil || !p.Terminal() {
+			return verdict{outcome: metrics.TransientRetry, release: true, err: consumer.Retry(fmt.Errorf("re-read payment after a lost compare-and-set: %w", err), 0)}
+		}
+		log.Info("payment settled by another worker", "status", p.Status)
+		return verdict{outcome: metrics.Duplicate, result: resultOf(p.ID, p.Outcome)}
+	}
+	outcome := metrics.Charged
+	if o.Status == payments.Failed {
+		outcome = metrics.Declined
+	}
+	log.Info("payment settled", "status", o.Status, "psp_charge_id", o.PSPChargeID, "failure_reason", o.FailureReason)
+	return verdict{outcome: outcome, result: resultOf(p.ID, o)}
+}
+
+// callPSP charges msg with the propagated key. It returns the terminal
+// outcome, or ok false and the verdict for a failure.
+func (h *Handler) callPSP(ctx context.Context, log *slog.Logger, msg Initiated) (payments.Outcome, verdict, bool) {
+	ctx, cancel := context.WithTimeout(ctx, h.PSPTimeout)
+	defer cancel()
+	start := time.Now()
+	c, err := h.PSP.Charge(ctx, PSPKey(msg), pspclient.ChargeRequest{
+		Amount: msg.Amount, Currency: msg.Currency, CustomerID: msg.CustomerID, Reference: msg.PaymentID,
+	})
+	result := c.Status
+	if err != nil {
+		result = "error"
+	}
+	h.Metrics.PSPCall(result, time.Since(start))
+	switch {
+	case err == nil && c.Status == pspclient.StatusSucceeded && c.ID != "":
+		return payments.Outcome{Status: payments.Succeeded, PSPChargeID: c.ID}, verdict{}, true
+	case err == nil && c.Status == pspclient.StatusDeclined:
+		return payments.Outcome{Status: payments.Failed, FailureReason: c.DeclineCode}, verdict{}, true
+	case err == nil:
+		err = fmt.Errorf("psp answered status %q, charge id %q", c.Status, c.ID)
+	case lost(ctx):
+		return payments.Outcome{}, verdict{}, false
+	case errors.Is(err, pspclient.ErrMismatch):
+		log.Error("psp has another request under this key; dead-lettering", "err", err)
+		return payments.Outcome{}, verdict{outcome: metrics.DeadLettered, release: true, err: consumer.Reject(err)}, false
+	case !errors.Is(err, pspclient.ErrTransient) && isClientError(err):
+		log.Error("psp rejected the request; dead-lettering", "err", err)
+		return payments.Outcome{}, verdict{outcome: metrics.DeadLettered, release: true, err: consumer.Reject(err)}, false
+	}
+	log.Warn("psp call failed; retrying later with the same key", "err", err)
+	return payments.Outcome{}, verdict{outcome: metrics.TransientRetry, release: true, err: consumer.Retry(err, 0)}, false
+}
+
+// agree checks that the message describes payment p.
+func agree(p payments.Payment, m Initiated) error {
+	var errs []error
+	for _, f := range []struct{ name, row, msg string }{
+		{"merchant_id", p.MerchantID, m.MerchantID},
+		{"idempotency_key", p.IdempotencyKey, m.IdempotencyKey},
+		{"currency", p.Currency, m.Currency},
+		{"customer_id", p.CustomerID, m.CustomerID},
+	} {
+		if f.row != f.msg {
+			errs = append(errs, fmt.Errorf("%s: row %q, message %q", f.name, f.row, f.msg))
+		}
+	}
+	if p.Amount != m.Amount {
+		errs = append(errs, fmt.Errorf("amount: row %d, message %d", p.Amount, m.Amount))
+	}
+	return errors.Join(errs...)
+}
+
+// isClientError reports a 4xx answer from the psp (a request it will never
+// accept).
+func isClientError(err error) bool {
+	e, ok := errors.AsType[*pspclient.Error](err)
+	return ok && e.StatusCode >= 400 && e.StatusCode < 500
+}
+
+// lost reports whether ctx ended because the lease was lost.
+func lost(ctx context.Context) bool { return errors.Is(context.Cause(ctx), idem.ErrLost) }
