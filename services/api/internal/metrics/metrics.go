@@ -1,0 +1,115 @@
+// Package metrics defines the api's Prometheus metrics. New registers them on
+// the Registerer it is given; there is no global registry.
+package metrics
+
+import (
+	"github.com/oncepay/oncepay/pkg/idem"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics holds every collector of the api. Its fields are safe for
+// concurrent use.
+type Metrics struct {
+	// HTTPRequests counts answered requests by route pattern, method and status.
+	HTTPRequests *prometheus.CounterVec
+	// HTTPDuration observes request latency by route pattern.
+	HTTPDuration *prometheus.HistogramVec
+	// IdemOutcomes counts boundary operations by stage, op and outcome.
+	IdemOutcomes *prometheus.CounterVec
+	// IdemDuration observes the latency of boundary operations by op.
+	IdemDuration *prometheus.HistogramVec
+	// OutboxBacklog is the number of unpublished outbox rows, as last counted
+	// by the relay.
+	OutboxBacklog prometheus.Gauge
+	// OutboxPublishDuration observes one publish, from send to broker confirm.
+	OutboxPublishDuration prometheus.Histogram
+	// OutboxPublished counts confirmed publishes by path (inline or relay).
+	OutboxPublished *prometheus.CounterVec
+	// OutboxFailures counts publishes that were not confirmed.
+	OutboxFailures prometheus.Counter
+	// PaymentsCreated counts payment rows inserted.
+	PaymentsCreated prometheus.Counter
+	// PaymentsBackstop counts requests answered by the database backstop
+	// after Redis had forgotten the key, by result (replayed or mismatch).
+	PaymentsBackstop *prometheus.CounterVec
+}
+
+// Label values of OutboxPublished and PaymentsBackstop.
+const (
+	PathInline       = "inline"
+	PathRelay        = "relay"
+	BackstopReplayed = "replayed"
+	BackstopMismatch = "mismatch"
+)
+
+// New creates the collectors and registers them on reg, plus an
+// api_instance_info gauge (value 1) that names this instance. It panics if
+// a collector is already registered, like prometheus.MustRegister.
+func New(reg prometheus.Registerer, instance string) *Metrics {
+	m := &Metrics{
+		HTTPRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "http_requests_total", Help: "HTTP requests answered, by route pattern, method and status code.",
+		}, []string{"route", "method", "status"}),
+		HTTPDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "http_request_duration_seconds", Help: "HTTP request latency by route pattern.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"route"}),
+		IdemOutcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "idem_boundary_outcomes_total",
+			Help: "Idempotency boundary operations by stage, op (begin, complete, release) and outcome.",
+		}, []string{"stage", "op", "outcome"}),
+		IdemDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "idem_boundary_duration_seconds", Help: "Latency of idempotency boundary operations (one Redis script each).",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
+		}, []string{"op"}),
+		OutboxBacklog: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "outbox_backlog", Help: "Outbox rows not yet confirmed by the broker, as counted by the last relay pass.",
+		}),
+		OutboxPublishDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "outbox_publish_duration_seconds", Help: "Time from publishing an outbox message to the broker's confirm.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}),
+		OutboxPublished: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "outbox_published_total", Help: "Outbox messages confirmed by the broker, by path (inline after commit, or relay).",
+		}, []string{"path"}),
+		OutboxFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "outbox_publish_failures_total", Help: "Outbox publishes that failed, were nacked or timed out (the relay retries them).",
+		}),
+		PaymentsCreated: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "payments_created_total", Help: "Payment rows inserted.",
+		}),
+		PaymentsBackstop: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "payments_backstop_total",
+			Help: "Requests answered by the Postgres unique-key backstop because Redis had forgotten the key, by result.",
+		}, []string{"result"}),
+	}
+	info := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "api_instance_info", Help: "Always 1; the api_instance label names this process (API_INSTANCE).",
+		ConstLabels: prometheus.Labels{"api_instance": instance},
+	})
+	info.Set(1)
+	reg.MustRegister(m.HTTPRequests, m.HTTPDuration, m.IdemOutcomes, m.IdemDuration, m.OutboxBacklog,
+		m.OutboxPublishDuration, m.OutboxPublished, m.OutboxFailures, m.PaymentsCreated, m.PaymentsBackstop, info)
+
+	// Known label values start at zero, so rates and alerts work from the start.
+	for _, o := range []string{idem.OutcomeAcquired, idem.OutcomeTakeover, idem.OutcomeReplayed,
+		idem.OutcomeInProgress, idem.OutcomeMismatch, idem.OutcomeUnavailable} {
+		m.IdemOutcomes.WithLabelValues("api", string(idem.OpBegin), o)
+	}
+	for _, op := range []idem.Op{idem.OpComplete, idem.OpRelease} {
+		for _, o := range []string{idem.OutcomeOK, idem.OutcomeLost, idem.OutcomeUnavailable} {
+			m.IdemOutcomes.WithLabelValues("api", string(op), o)
+		}
+	}
+	m.OutboxPublished.WithLabelValues(PathInline)
+	m.OutboxPublished.WithLabelValues(PathRelay)
+	m.PaymentsBackstop.WithLabelValues(BackstopReplayed)
+	m.PaymentsBackstop.WithLabelValues(BackstopMismatch)
+	return m
+}
+
+// ObserveIdem records one boundary event; use it as idem.Config.Observe.
+func (m *Metrics) ObserveIdem(e idem.Event) {
+	m.IdemOutcomes.WithLabelValues(e.Stage, string(e.Op), e.Outcome).Inc()
+	m.IdemDuration.WithLabelValues(string(e.Op)).Observe(e.Duration.Seconds())
+}

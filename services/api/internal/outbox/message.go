@@ -1,0 +1,93 @@
+// Package outbox delivers the api's messages to RabbitMQ through a
+// transactional outbox: the message row is written in the same Postgres
+// transaction as the payment, published right after the commit (Outbox.Send),
+// and republished by a relay (Outbox.Run) if that first attempt was not
+// confirmed. A payment therefore never exists without its message being
+// published eventually; a message may be published more than once, and the
+// consumer dedupes by idempotency key.
+package outbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// RoutingKeyPaymentInitiated is the routing key of PaymentInitiated messages.
+const RoutingKeyPaymentInitiated = "payment.initiated"
+
+// Message headers set on every publish.
+const (
+	HeaderIdempotencyKey = "x-idempotency-key"
+	HeaderMerchantID     = "x-merchant-id"
+)
+
+// PaymentInitiated is the JSON body of a payment.initiated message.
+type PaymentInitiated struct {
+	PaymentID      string `json:"payment_id"`
+	MerchantID     string `json:"merchant_id"`
+	IdempotencyKey string `json:"idempotency_key"`
+	Amount         int64  `json:"amount"`
+	Currency       string `json:"currency"`
+	CustomerID     string `json:"customer_id"`
+}
+
+// Message is one outbox row: what will be published and to where. The
+// field order matches the columns read by the relay.
+type Message struct {
+	ID             int64 // outbox row id, set by Insert
+	PaymentID      string
+	MerchantID     string
+	IdempotencyKey string
+	RoutingKey     string
+	Payload        []byte    // the message body
+	CreatedAt      time.Time // set by Insert (the database clock)
+}
+
+// NewPaymentInitiated returns the unsaved outbox message announcing e.
+func NewPaymentInitiated(e PaymentInitiated) (Message, error) {
+	body, err := json.Marshal(e)
+	if err != nil {
+		return Message{}, fmt.Errorf("encode payment.initiated %s: %w", e.PaymentID, err)
+	}
+	return Message{
+		PaymentID:      e.PaymentID,
+		MerchantID:     e.MerchantID,
+		IdempotencyKey: e.IdempotencyKey,
+		RoutingKey:     RoutingKeyPaymentInitiated,
+		Payload:        body,
+	}, nil
+}
+
+// Insert writes m as an unpublished outbox row inside tx and sets m.ID and
+// m.CreatedAt. The row commits or rolls back with the caller's transaction.
+func Insert(ctx context.Context, tx pgx.Tx, m *Message) error {
+	err := tx.QueryRow(ctx, `INSERT INTO outbox (payment_id, merchant_id, idempotency_key, routing_key, payload)
+		VALUES ($1, $2, $3, $4, $5) RETURNING id, created_at`,
+		m.PaymentID, m.MerchantID, m.IdempotencyKey, m.RoutingKey, m.Payload).Scan(&m.ID, &m.CreatedAt)
+	if err != nil {
+		return fmt.Errorf("insert outbox row for %s: %w", m.PaymentID, err)
+	}
+	return nil
+}
+
+// publishing is the AMQP form of m: persistent JSON, message id = payment
+// id, the idempotency key and merchant in headers, timestamped with the row's
+// creation time (the same on every republish).
+func (m Message) publishing() amqp.Publishing {
+	return amqp.Publishing{
+		ContentType:  "application/json",
+		DeliveryMode: amqp.Persistent,
+		MessageId:    m.PaymentID,
+		Timestamp:    m.CreatedAt,
+		Headers: amqp.Table{
+			HeaderIdempotencyKey: m.IdempotencyKey,
+			HeaderMerchantID:     m.MerchantID,
+		},
+		Body: m.Payload,
+	}
+}

@@ -1,0 +1,141 @@
+package outbox
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/oncepay/oncepay/services/api/internal/metrics"
+)
+
+// Config tunes an Outbox. Zero fields take the documented defaults.
+type Config struct {
+	// RelayInterval is the pause between relay passes. Default 1s.
+	RelayInterval time.Duration
+	// RelayAge: the relay republishes rows unpublished for longer than this
+	// (rows younger than it are left to the inline publish). Zero relays
+	// every unpublished row.
+	RelayAge time.Duration
+	// PublishTimeout bounds one publish and its confirm. Default 1s.
+	PublishTimeout time.Duration
+	// BatchSize is the most rows one relay pass takes. Default 100.
+	BatchSize int
+}
+
+// markTimeout bounds the UPDATE that records a publish attempt.
+const markTimeout = 2 * time.Second
+
+// Outbox publishes committed outbox rows: at once after the commit (Send)
+// and, for whatever that missed, from the relay loop (Run). It is safe for
+// concurrent use.
+type Outbox struct {
+	pool     *pgxpool.Pool
+	pub      *Publisher
+	metrics  *metrics.Metrics
+	log      *slog.Logger
+	cfg      Config
+	inflight sync.WaitGroup
+}
+
+// New returns an Outbox over the rows in pool, publishing with pub.
+func New(pool *pgxpool.Pool, pub *Publisher, m *metrics.Metrics, log *slog.Logger, cfg Config) *Outbox {
+	if cfg.RelayInterval <= 0 {
+		cfg.RelayInterval = time.Second
+	}
+	if cfg.PublishTimeout <= 0 {
+		cfg.PublishTimeout = time.Second
+	}
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = 100
+	}
+	return &Outbox{pool: pool, pub: pub, metrics: m, log: log, cfg: cfg}
+}
+
+// Send publishes the committed row m right away and, on a positive confirm,
+// marks it published; a failure is recorded on the row (attempts,
+// last_error) and left to the relay. Send never fails the caller and waits
+// at most PublishTimeout: the publish goes on in the background if the
+// broker is slow (Wait waits for it). Cancelling ctx does not abort it.
+func (o *Outbox) Send(ctx context.Context, m Message) {
+	ctx = context.WithoutCancel(ctx)
+	done := make(chan struct{})
+	o.inflight.Add(1)
+	go func() {
+		defer o.inflight.Done()
+		defer close(done)
+		err := o.publish(ctx, m, metrics.PathInline)
+		mctx, cancel := context.WithTimeout(ctx, markTimeout)
+		defer cancel()
+		if err != nil {
+			o.log.Warn("outbox: publish after commit failed; the relay will retry",
+				"payment_id", m.PaymentID, "outbox_id", m.ID, "err", err)
+			o.recordFailure(mctx, o.pool, m, err)
+			return
+		}
+		if err := markPublished(mctx, o.pool, m.ID); err != nil {
+			o.log.Warn("outbox: published but not marked; the relay will publish again",
+				"payment_id", m.PaymentID, "outbox_id", m.ID, "err", err)
+		}
+	}()
+	t := time.NewTimer(o.cfg.PublishTimeout)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+}
+
+// Wait waits until every publish started by Send has ended, or ctx ends.
+func (o *Outbox) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		o.inflight.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("outbox: wait for inline publishes: %w", ctx.Err())
+	}
+}
+
+// publish sends one message within PublishTimeout and records metrics.
+func (o *Outbox) publish(ctx context.Context, m Message, path string) error {
+	ctx, cancel := context.WithTimeout(ctx, o.cfg.PublishTimeout)
+	defer cancel()
+	start := time.Now()
+	if err := o.pub.Publish(ctx, m); err != nil {
+		o.metrics.OutboxFailures.Inc()
+		return err
+	}
+	o.metrics.OutboxPublishDuration.Observe(time.Since(start).Seconds())
+	o.metrics.OutboxPublished.WithLabelValues(path).Inc()
+	return nil
+}
+
+// execer is what the marking statements need: a pool or a transaction.
+type execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+func markPublished(ctx context.Context, db execer, id int64) error {
+	_, err := db.Exec(ctx, `UPDATE outbox SET published_at = now(), attempts = attempts + 1
+		WHERE id = $1 AND published_at IS NULL`, id)
+	if err != nil {
+		return fmt.Errorf("mark outbox row %d published: %w", id, err)
+	}
+	return nil
+}
+
+func (o *Outbox) recordFailure(ctx context.Context, db execer, m Message, cause error) {
+	_, err := db.Exec(ctx, `UPDATE outbox SET attempts = attempts + 1, last_error = $2
+		WHERE id = $1 AND published_at IS NULL`, m.ID, cause.Error())
+	if err != nil {
+		o.log.Warn("outbox: record failed publish", "outbox_id", m.ID, "err", err)
+	}
+}

@@ -1,0 +1,246 @@
+package outbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// Errors returned by Publisher.Publish, besides the client library's own.
+var (
+	// ErrNotConnected: the connection or channel is not open (never opened
+	// yet, or being recovered). The message was not sent.
+	ErrNotConnected = errors.New("outbox: rabbitmq not connected")
+	// ErrNacked: the broker refused the message (negative confirm), or the
+	// confirm was lost because the channel was recovered meanwhile.
+	ErrNacked = errors.New("outbox: publish not confirmed by the broker")
+)
+
+// PublisherConfig says where to publish.
+type PublisherConfig struct {
+	URL      string // amqp:// URL
+	Exchange string // topic exchange, declared durable by Start
+	// ConnectionName is shown in the RabbitMQ management UI.
+	ConnectionName string
+	// RetryInterval is the pause between connection attempts, both before the
+	// first connection and during the client library's recovery. Default 1s.
+	RetryInterval time.Duration
+}
+
+// Publisher publishes outbox messages with publisher confirms over one AMQP
+// connection and channel.
+//
+// Reconnection is the client library's built-in recovery (amqp091-go
+// Config.Recovery): after a broker restart it redials, reopens the channel in
+// confirm mode and re-declares the exchange. The library starts recovery
+// only after a first successful handshake, so Start keeps retrying that first
+// dial itself. Its methods are safe for concurrent use.
+type Publisher struct {
+	cfg PublisherConfig
+	log *slog.Logger
+
+	mu     sync.Mutex
+	conn   *amqp.Connection
+	ch     *amqp.Channel
+	closed bool
+
+	// connOpen and chOpen follow the library's lifecycle notifications.
+	// Publish sends only while both are open: during recovery the channel
+	// is reopened before confirm mode is re-enabled, and a message sent in
+	// that window would shift the confirm sequence.
+	connOpen atomic.Bool
+	chOpen   atomic.Bool
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// NewPublisher returns a Publisher; call Start to connect.
+func NewPublisher(cfg PublisherConfig, log *slog.Logger) *Publisher {
+	if cfg.RetryInterval <= 0 {
+		cfg.RetryInterval = time.Second
+	}
+	return &Publisher{cfg: cfg, log: log, stop: make(chan struct{})}
+}
+
+// Start connects, opens a confirm-mode channel and declares the exchange
+// (topic, durable). If that fails it logs the error and keeps trying in the
+// background every RetryInterval until it succeeds or Close is called; until
+// then Publish returns ErrNotConnected. Start does not block on retries.
+func (p *Publisher) Start() {
+	err := p.connect()
+	if err == nil {
+		return
+	}
+	p.log.Warn("rabbitmq not reachable, retrying in the background", "err", err, "every", p.cfg.RetryInterval.String())
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		t := time.NewTicker(p.cfg.RetryInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.stop:
+				return
+			case <-t.C:
+			}
+			err := p.connect()
+			if err == nil || p.isClosed() {
+				return
+			}
+			p.log.Debug("rabbitmq connect", "err", err)
+		}
+	}()
+}
+
+func (p *Publisher) isClosed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closed
+}
+
+func (p *Publisher) connect() error {
+	props := amqp.NewConnectionProperties()
+	props.SetClientConnectionName(p.cfg.ConnectionName)
+	conn, err := amqp.DialConfig(p.cfg.URL, amqp.Config{
+		Dial:       amqp.DefaultDial(5 * time.Second),
+		Properties: props,
+		Recovery: &amqp.Recovery{ReconnectionConfig: &amqp.ReconnectionConfig{
+			// Never give up: a broker outage must not need an api restart.
+			MaxRetryCount: math.MaxInt32,
+			RetryInterval: p.cfg.RetryInterval,
+		}},
+	})
+	if err != nil {
+		return fmt.Errorf("dial rabbitmq: %w", err)
+	}
+	ch, err := p.setup(conn)
+	if err != nil {
+		conn.Close()
+		return err
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		conn.Close()
+		return amqp.ErrClosed
+	}
+	p.conn, p.ch = conn, ch
+	p.connOpen.Store(true)
+	p.chOpen.Store(true)
+	connStates := make(chan *amqp.StateChanged, 8)
+	chStates := make(chan *amqp.StateChanged, 8)
+	conn.NotifyStateChange(connStates)
+	ch.NotifyStateChange(chStates)
+	p.wg.Add(2)
+	go p.watch("connection", connStates, &p.connOpen)
+	go p.watch("channel", chStates, &p.chOpen)
+	p.mu.Unlock()
+	p.log.Info("rabbitmq connected", "exchange", p.cfg.Exchange)
+	return nil
+}
+
+// setup opens the publishing channel in confirm mode and declares the
+// exchange; the library records the declaration and repeats it on recovery.
+func (p *Publisher) setup(conn *amqp.Connection) (*amqp.Channel, error) {
+	ch, err := conn.Channel()
+	if err != nil {
+		return nil, fmt.Errorf("open channel: %w", err)
+	}
+	if err := ch.Confirm(false); err != nil {
+		return nil, fmt.Errorf("confirm mode: %w", err)
+	}
+	if err := ch.ExchangeDeclare(p.cfg.Exchange, amqp.ExchangeTopic, true, false, false, false, nil); err != nil {
+		return nil, fmt.Errorf("declare exchange %q: %w", p.cfg.Exchange, err)
+	}
+	return ch, nil
+}
+
+// watch follows one lifecycle until the library closes the notification
+// channel (after StateClosed), logging each transition.
+func (p *Publisher) watch(what string, states <-chan *amqp.StateChanged, open *atomic.Bool) {
+	defer p.wg.Done()
+	for s := range states {
+		open.Store(s.To == amqp.StateOpen)
+		switch {
+		case s.To == amqp.StateOpen:
+			p.log.Info("rabbitmq "+what+" open", "from", s.From.String())
+		case s.Err != nil:
+			p.log.Warn("rabbitmq "+what+" "+s.To.String(), "err", s.Err)
+		default:
+			p.log.Info("rabbitmq "+what+" "+s.To.String(), "from", s.From.String())
+		}
+	}
+	open.Store(false)
+}
+
+// Publish sends m to the exchange (mandatory false) and waits for the
+// broker's confirm until ctx ends. It returns nil only for a positive
+// confirm; ErrNotConnected when there is no open channel, ErrNacked for a
+// negative confirm, or the context's error.
+func (p *Publisher) Publish(ctx context.Context, m Message) error {
+	p.mu.Lock()
+	ch := p.ch
+	p.mu.Unlock()
+	if ch == nil || !p.connOpen.Load() || !p.chOpen.Load() {
+		return fmt.Errorf("publish %s: %w", m.PaymentID, ErrNotConnected)
+	}
+	dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, p.cfg.Exchange, m.RoutingKey, false, false, m.publishing())
+	if err != nil {
+		return fmt.Errorf("publish %s: %w", m.PaymentID, err)
+	}
+	ack, err := dc.WaitContext(ctx)
+	switch {
+	case err != nil:
+		return fmt.Errorf("publish %s: wait for confirm: %w", m.PaymentID, err)
+	case !ack:
+		return fmt.Errorf("publish %s: %w", m.PaymentID, ErrNacked)
+	}
+	return nil
+}
+
+// Check reports whether the connection and channel are open, for readiness.
+func (p *Publisher) Check(context.Context) error {
+	p.mu.Lock()
+	connected := p.conn != nil
+	p.mu.Unlock()
+	switch {
+	case !connected:
+		return fmt.Errorf("%w: first connection not made yet", ErrNotConnected)
+	case !p.connOpen.Load():
+		return fmt.Errorf("%w: connection recovering", ErrNotConnected)
+	case !p.chOpen.Load():
+		return fmt.Errorf("%w: channel recovering", ErrNotConnected)
+	}
+	return nil
+}
+
+// Close stops connecting and recovering and closes the connection. Pending
+// confirms are abandoned (their rows stay for the relay). It waits for the
+// background goroutines and is idempotent.
+func (p *Publisher) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	close(p.stop)
+	conn := p.conn
+	p.mu.Unlock()
+	var err error
+	if conn != nil {
+		if err = conn.Close(); errors.Is(err, amqp.ErrClosed) {
+			err = nil
+		}
+	}
+	p.wg.Wait()
+	return err
+}

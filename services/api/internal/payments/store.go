@@ -1,0 +1,121 @@
+package payments
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/oncepay/oncepay/services/api/internal/metrics"
+	"github.com/oncepay/oncepay/services/api/internal/outbox"
+)
+
+// Sender publishes a committed outbox message; it must not fail the caller
+// (outbox.Outbox.Send).
+type Sender interface {
+	Send(ctx context.Context, m outbox.Message)
+}
+
+// Store reads and writes payments in Postgres. It is safe for concurrent use.
+type Store struct {
+	pool    *pgxpool.Pool
+	sender  Sender
+	metrics *metrics.Metrics
+}
+
+// NewStore returns a Store on pool that hands new outbox messages to sender
+// after each commit.
+func NewStore(pool *pgxpool.Pool, sender Sender, m *metrics.Metrics) *Store {
+	return &Store{pool: pool, sender: sender, metrics: m}
+}
+
+// Create inserts the pending payment p, with first (the answer computed
+// before the insert) as its stored response, and its payment.initiated
+// outbox row, in one transaction; after the commit it hands the message to
+// the Sender. It returns Created with p.ID and first.
+//
+// The durable backstop: if (merchant, key) already has a payment (Redis
+// forgot the key, or a retry took over an expired lease), nothing is
+// written; a payment with the same fingerprint is answered with its stored
+// first response (Created.Backstop true), any other with ErrKeyReused. A
+// concurrent uncommitted insert of the same key is waited for, so two
+// requests never both create a payment.
+func (s *Store) Create(ctx context.Context, p Payment, first Response) (Created, error) {
+	msg, err := outbox.NewPaymentInitiated(outbox.PaymentInitiated{
+		PaymentID: p.ID, MerchantID: p.MerchantID, IdempotencyKey: p.IdempotencyKey,
+		Amount: p.Amount, Currency: p.Currency, CustomerID: p.CustomerID,
+	})
+	if err != nil {
+		return Created{}, err
+	}
+	var out Created
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `INSERT INTO payments (id, merchant_id, idempotency_key, request_fingerprint,
+				amount, currency, customer_id, description, status, response_status, response_body, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+			ON CONFLICT ON CONSTRAINT payments_merchant_idempotency_key DO NOTHING`,
+			p.ID, p.MerchantID, p.IdempotencyKey, p.Fingerprint, p.Amount, p.Currency, p.CustomerID,
+			p.Description, p.Status, first.Status, first.Body, p.CreatedAt, p.UpdatedAt)
+		if err != nil {
+			return fmt.Errorf("insert payment: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			out, err = existing(ctx, tx, p)
+			return err
+		}
+		if err := outbox.Insert(ctx, tx, &msg); err != nil {
+			return err
+		}
+		out = Created{PaymentID: p.ID, Response: first}
+		return nil
+	})
+	switch {
+	case errors.Is(err, ErrKeyReused):
+		s.metrics.PaymentsBackstop.WithLabelValues(metrics.BackstopMismatch).Inc()
+		return Created{}, err
+	case err != nil:
+		return Created{}, fmt.Errorf("create payment %s: %w", p.ID, err)
+	case out.Backstop:
+		s.metrics.PaymentsBackstop.WithLabelValues(metrics.BackstopReplayed).Inc()
+		return out, nil
+	}
+	s.metrics.PaymentsCreated.Inc()
+	s.sender.Send(ctx, msg)
+	return out, nil
+}
+
+// existing reads the payment that holds p's (merchant, key).
+func existing(ctx context.Context, tx pgx.Tx, p Payment) (Created, error) {
+	var (
+		id, fingerprint string
+		resp            Response
+	)
+	err := tx.QueryRow(ctx, `SELECT id, request_fingerprint, response_status, response_body
+		FROM payments WHERE merchant_id = $1 AND idempotency_key = $2`, p.MerchantID, p.IdempotencyKey).
+		Scan(&id, &fingerprint, &resp.Status, &resp.Body)
+	if err != nil {
+		return Created{}, fmt.Errorf("read the payment that holds the key: %w", err)
+	}
+	if fingerprint != p.Fingerprint {
+		return Created{}, fmt.Errorf("payment %s holds the key: %w", id, ErrKeyReused)
+	}
+	return Created{PaymentID: id, Response: resp, Backstop: true}, nil
+}
+
+// Get returns the merchant's payment id, or ErrNotFound (also when the
+// payment belongs to another merchant).
+func (s *Store) Get(ctx context.Context, merchant, id string) (Payment, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT id, merchant_id, idempotency_key, request_fingerprint, amount, currency,
+			customer_id, description, status, failure_reason, psp_charge_id, created_at, updated_at
+		FROM payments WHERE id = $1 AND merchant_id = $2`, id, merchant)
+	p, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByPos[Payment])
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return Payment{}, fmt.Errorf("payment %s: %w", id, ErrNotFound)
+	case err != nil:
+		return Payment{}, fmt.Errorf("get payment %s: %w", id, err)
+	}
+	p.CreatedAt, p.UpdatedAt = p.CreatedAt.UTC(), p.UpdatedAt.UTC()
+	return p, nil
+}
