@@ -1,0 +1,96 @@
+// Package httpapi is the api's HTTP interface: routing, authentication,
+// request decoding and validation, the idempotency boundary around payment
+// creation, problem+json errors, health and metrics endpoints.
+//
+// Decoding (decodeJSON), validation (createPaymentRequest.validate),
+// encoding (encodeJSON) and mapping errors to status codes (problemFor) each
+// live in exactly one function.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/oncepay/oncepay/pkg/idem"
+	"github.com/oncepay/oncepay/services/api/internal/metrics"
+	"github.com/oncepay/oncepay/services/api/internal/payments"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Keyring finds the merchant that owns an API key (auth.Keyring).
+type Keyring interface {
+	Lookup(apiKey string) (merchant string, ok bool)
+}
+
+// Boundary claims the api stage of an idempotent operation (idem.Store).
+type Boundary interface {
+	Begin(ctx context.Context, k idem.Key, stage, fingerprint string) (idem.Claim, error)
+}
+
+// PaymentStore is the system of record (payments.Store).
+type PaymentStore interface {
+	Create(ctx context.Context, p payments.Payment, first payments.Response) (payments.Created, error)
+	Get(ctx context.Context, merchant, id string) (payments.Payment, error)
+}
+
+// Deps are the dependencies of the HTTP server. All are required.
+type Deps struct {
+	Logger    *slog.Logger
+	Keys      Keyring
+	Boundary  Boundary
+	Payments  PaymentStore
+	Readiness *Readiness
+	Metrics   *metrics.Metrics
+	Gatherer  prometheus.Gatherer // what /metrics exposes
+	// WorkTimeout bounds the work done under a boundary lease; use the
+	// lease length, since past it another request may take the key over.
+	WorkTimeout time.Duration
+}
+
+// Server is the api's http.Handler.
+type Server struct {
+	mux         *chi.Mux
+	log         *slog.Logger
+	keys        Keyring
+	boundary    Boundary
+	payments    PaymentStore
+	ready       *Readiness
+	metrics     *metrics.Metrics
+	gatherer    prometheus.Gatherer
+	workTimeout time.Duration
+}
+
+// NewServer returns the api's handler with every route of routes.go.
+func NewServer(d Deps) http.Handler {
+	s := &Server{
+		mux:         chi.NewRouter(),
+		log:         d.Logger,
+		keys:        d.Keys,
+		boundary:    d.Boundary,
+		payments:    d.Payments,
+		ready:       d.Readiness,
+		metrics:     d.Metrics,
+		gatherer:    d.Gatherer,
+		workTimeout: d.WorkTimeout,
+	}
+	s.routes()
+	return s
+}
+
+// ServeHTTP dispatches to the router.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// handlerFunc is a handler that returns its error instead of writing it;
+// handle writes it as a problem.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+func (s *Server) handle(h handlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	}
+}
