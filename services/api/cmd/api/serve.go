@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/oncepay/oncepay/pkg/idem"
+	"github.com/oncepay/oncepay/services/api/internal/auth"
+	"github.com/oncepay/oncepay/services/api/internal/config"
+	"github.com/oncepay/oncepay/services/api/internal/httpapi"
+	"github.com/oncepay/oncepay/services/api/internal/metrics"
+	"github.com/oncepay/oncepay/services/api/internal/outbox"
+	"github.com/oncepay/oncepay/services/api/internal/payments"
+	"github.com/oncepay/oncepay/services/api/migrations"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/v9"
+)
+
+// serve wires the api, serves HTTP until ctx ends, then shuts down:
+// readiness 503 at once, SHUTDOWN_DELAY of still serving, http.Server
+// Shutdown (stop accepting, drain in-flight requests), stop the relay, wait
+// for inline publishes, close RabbitMQ, Redis and Postgres, all within
+// SHUTDOWN_GRACE of the signal. It does not need Redis or RabbitMQ to be
+// up to start; readiness reports them.
+func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
+	log.Info("starting", "config", cfg)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := metrics.New(reg, cfg.Instance)
+
+	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("postgres pool: %w", err)
+	}
+	if cfg.MigrateOnStart {
+		applied, err := migrations.Apply(ctx, pool)
+		if err != nil {
+			pool.Close()
+			return err
+		}
+		log.Info("migrations applied", "versions", applied)
+	}
+
+	redisOpt, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		pool.Close()
+		return fmt.Errorf("redis url: %w", err)
+	}
+	redisOpt.ContextTimeoutEnabled = true
+	rdb := redis.NewClient(redisOpt)
+	boundary := idem.New(rdb, idem.Config{
+		Lease: cfg.IdemLease, Retention: cfg.IdemRetention, Timeout: cfg.IdemTimeout, Observe: m.ObserveIdem,
+	})
+
+	pub := outbox.NewPublisher(outbox.PublisherConfig{
+		URL: cfg.AMQPURL, Exchange: cfg.AMQPExchange, ConnectionName: "oncepay-api/" + cfg.Instance,
+	}, log.With("component", "amqp"))
+	pub.Start()
+	box := outbox.New(pool, pub, m, log.With("component", "outbox"), outbox.Config{
+		RelayInterval: cfg.RelayInterval, RelayAge: cfg.RelayAge,
+	})
+
+	ready := httpapi.NewReadiness(time.Second,
+		httpapi.Dependency{Name: "redis", Required: true,
+			Checker: httpapi.CheckFunc(func(ctx context.Context) error { return rdb.Ping(ctx).Err() })},
+		httpapi.Dependency{Name: "postgres", Required: true, Checker: httpapi.CheckFunc(pool.Ping)},
+		// Not required: payments are accepted while RabbitMQ is down (the
+		// outbox keeps their messages), so its outage must not take every
+		// api replica out of the load balancer.
+		httpapi.Dependency{Name: "rabbitmq", Required: false, Checker: pub},
+	)
+	srv := &http.Server{
+		Handler: httpapi.NewServer(httpapi.Deps{
+			Logger:      log,
+			Keys:        auth.NewKeyring(cfg.Merchants),
+			Boundary:    boundary,
+			Payments:    payments.NewStore(pool, box, m),
+			Readiness:   ready,
+			Metrics:     m,
+			Gatherer:    reg,
+			WorkTimeout: cfg.IdemLease,
+		}),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	closeAll := func(deadline time.Time) {
+		within(deadline, log, "rabbitmq", func() { pub.Close() })
+		within(deadline, log, "redis", func() { rdb.Close() })
+		within(deadline, log, "postgres", pool.Close)
+	}
+
+	ln, err := net.Listen("tcp", cfg.ListenAddr)
+	if err != nil {
+		closeAll(time.Now().Add(cfg.ShutdownGrace))
+		return fmt.Errorf("listen: %w", err)
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	log.Info("listening", "addr", ln.Addr().String())
+
+	relayCtx, stopRelay := context.WithCancel(context.WithoutCancel(ctx))
+	relayDone := make(chan struct{})
+	go func() {
+		defer close(relayDone)
+		box.Run(relayCtx)
+	}()
+
+	var failure error
+	select {
+	case <-ctx.Done():
+		log.Info("shutdown signal received")
+	case err := <-serveErr:
+		failure = fmt.Errorf("http server: %w", err)
+	}
+
+	deadline := time.Now().Add(cfg.ShutdownGrace)
+	ready.Drain()
+	log.Info("draining: readiness now answers 503", "grace", cfg.ShutdownGrace.String(), "delay", cfg.ShutdownDelay.String())
+	if failure == nil && cfg.ShutdownDelay > 0 {
+		time.Sleep(cfg.ShutdownDelay)
+	}
+	sctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("grace period over: closing connections of unfinished requests", "err", err)
+		srv.Close()
+	}
+	log.Info("http server stopped")
+	stopRelay()
+	within(deadline, log, "outbox relay", func() { <-relayDone })
+	if err := box.Wait(sctx); err != nil {
+		log.Warn("inline publishes still running; unconfirmed rows stay for the relay", "err", err)
+	}
+	closeAll(deadline)
+	log.Info("stopped")
+	return failure
+}
+
+// within runs fn and waits for it until deadline, logging if it gives up
+// (fn then goes on in the background; the process is about to exit).
+func within(deadline time.Time, log *slog.Logger, what string, fn func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		log.Warn("grace period over: not waiting any longer", "for", what)
+	}
+}
