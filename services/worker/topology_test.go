@@ -1,0 +1,74 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/oncepay/oncepay/internal/testenv"
+	"github.com/oncepay/oncepay/services/worker/internal/broker"
+)
+
+// The broker-side paths of the topology, on a real RabbitMQ: a retry queue
+// returns its message to the main queue when the TTL ends; a message
+// returned more often than the delivery limit, or rejected, is
+// dead-lettered into the DLQ; declaring again is a no-op.
+func TestTopologyOnRabbitMQ(t *testing.T) {
+	t.Parallel()
+	testenv.Integration(t)
+	waitAMQP(t)
+	url := testenv.AMQPURL(t)
+	name := testenv.Name(t, "topo")
+	e := &env{t: t, amqpURL: url, topo: broker.Topology{Exchange: name + ".x", Queue: name + ".q",
+		RetryDelays: []time.Duration{50 * time.Millisecond, 5 * time.Second}, DeliveryLimit: 2}}
+	e.declare()
+	t.Cleanup(e.deleteTopology)
+	e.declare() // idempotent
+
+	conn := dialAMQP(t, url)
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := newPublisher(t, url)
+	pub.publish(t, "", e.topo.RetryQueue(0), amqp.Publishing{MessageId: "retried", DeliveryMode: amqp.Persistent})
+	get := func(queue string) amqp.Delivery {
+		t.Helper()
+		var d amqp.Delivery
+		eventually(t, 5*time.Second, func() string {
+			var ok bool
+			if d, ok, err = ch.Get(queue, false); err != nil || !ok {
+				return "nothing in " + queue
+			}
+			return ""
+		})
+		return d
+	}
+	if d := get(e.topo.Queue); d.MessageId != "retried" {
+		t.Fatalf("main queue got %q, want the retried message", d.MessageId)
+	} else {
+		_ = d.Ack(false)
+	}
+
+	pub.publish(t, e.topo.Exchange, broker.RoutingKey, amqp.Publishing{MessageId: "looping", DeliveryMode: amqp.Persistent})
+	for i := 0; i <= e.topo.DeliveryLimit; i++ {
+		d := get(e.topo.Queue)
+		_ = d.Nack(false, true)
+	}
+	d := get(e.topo.DeadLetterQueue())
+	if d.MessageId != "looping" {
+		t.Errorf("DLQ got %q, want the looping message", d.MessageId)
+	}
+	if r, _ := d.Headers["x-first-death-reason"].(string); r != "delivery_limit" {
+		t.Errorf("x-first-death-reason = %q, want delivery_limit", r)
+	}
+	_ = d.Ack(false)
+
+	pub.publish(t, e.topo.Exchange, broker.RoutingKey, amqp.Publishing{MessageId: "rejected", DeliveryMode: amqp.Persistent})
+	_ = get(e.topo.Queue).Reject(false)
+	if d := get(e.topo.DeadLetterQueue()); d.MessageId != "rejected" {
+		t.Errorf("DLQ got %q, want the rejected message", d.MessageId)
+	}
+}
