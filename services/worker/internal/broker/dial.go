@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -24,7 +23,7 @@ type Conn struct {
 	Epochs *Epochs
 
 	open atomic.Bool
-	dead chan error // receives once: why recovery gave up (or a consumer could not be re-subscribed)
+	dead chan error // receives once: why recovery gave up
 }
 
 // Dial connects to url with amqp091-go's built-in recovery switched on:
@@ -88,7 +87,3 @@ func (c *Conn) Open() bool { return c.open.Load() && !c.IsClosed() }
 
 // Dead receives, once, the reason the connection is beyond recovery.
 func (c *Conn) Dead() <-chan error { return c.dead }
-
-// ErrConsumerCancelled is reported when the broker cancels the consumer
-// (the queue was deleted, say); recovery does not bring that back.
-var ErrConsumerCancelled = errors.New("amqp: consumer cancelled by the broker")
