@@ -144,4 +144,3 @@ func TestSmoke(t *testing.T) {
 }
 
 func noEnv(string) string { return "" }
-
