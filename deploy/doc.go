@@ -14,5 +14,6 @@
 // ships in the images.
 //
 // helm is required: `make tools` installs the pinned version into bin/.
-// A missing tool fails the tests with that hint; nothing is skipped.
+// A missing tool fails the tests with that hint; nothing is skipped. Run
+// with -count=1: the go test cache does not see files outside this module.
 package deploy

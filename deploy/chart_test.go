@@ -1,0 +1,966 @@
+package deploy_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+)
+
+const (
+	release     = "oncepay"
+	namespace   = "payments"
+	kubeVersion = "1.33.0" // the lab's cluster; also the k8s.io/api version in go.mod
+)
+
+// valueSet is one way of installing the chart. files are relative to the
+// repository root; set are --set flags.
+type valueSet struct {
+	name  string
+	files []string
+	set   []string
+}
+
+var valueSets = []valueSet{
+	{name: "default"},
+	{name: "minimal", files: []string{"deploy/testdata/values-minimal.yaml"}},
+	{name: "merchant-keys", set: []string{
+		"merchants.merchant_a=key-a-0123456789abcdef", "merchants.merchant_b=key-b-0123456789abcdef",
+	}},
+	{name: "no-networkpolicy", set: []string{"networkPolicy.enabled=false"}},
+	{name: "kind", files: []string{"deploy/kind/values.yaml"}},
+	{name: "registry", files: []string{"deploy/testdata/values-registry.yaml"}},
+}
+
+// rendered is one rendered manifest, decoded.
+type rendered struct {
+	set     valueSet
+	objects []object
+}
+
+type object struct {
+	kind string
+	meta metav1.ObjectMeta
+	obj  any // *appsv1.Deployment, ...
+}
+
+// prototypes lists every kind the chart may render. A kind not listed here
+// fails the test: add it deliberately.
+var prototypes = map[string]func() any{
+	"ConfigMap":           func() any { return &corev1.ConfigMap{} },
+	"Secret":              func() any { return &corev1.Secret{} },
+	"Service":             func() any { return &corev1.Service{} },
+	"ServiceAccount":      func() any { return &corev1.ServiceAccount{} },
+	"Pod":                 func() any { return &corev1.Pod{} },
+	"Deployment":          func() any { return &appsv1.Deployment{} },
+	"StatefulSet":         func() any { return &appsv1.StatefulSet{} },
+	"Job":                 func() any { return &batchv1.Job{} },
+	"PodDisruptionBudget": func() any { return &policyv1.PodDisruptionBudget{} },
+	"NetworkPolicy":       func() any { return &networkingv1.NetworkPolicy{} },
+	"Role":                func() any { return &rbacv1.Role{} },
+	"RoleBinding":         func() any { return &rbacv1.RoleBinding{} },
+}
+
+var wantAPIVersion = map[string]string{
+	"ConfigMap": "v1", "Secret": "v1", "Service": "v1", "ServiceAccount": "v1", "Pod": "v1",
+	"Deployment": "apps/v1", "StatefulSet": "apps/v1", "Job": "batch/v1",
+	"PodDisruptionBudget": "policy/v1", "NetworkPolicy": "networking.k8s.io/v1",
+	"Role": "rbac.authorization.k8s.io/v1", "RoleBinding": "rbac.authorization.k8s.io/v1",
+}
+
+func chartDir(t testing.TB) string { return filepath.Join(repoRoot(t), "deploy", "helm", "oncepay") }
+
+func helmArgs(t testing.TB, vs valueSet) []string {
+	root := repoRoot(t)
+	var args []string
+	for _, f := range vs.files {
+		args = append(args, "-f", filepath.Join(root, f))
+	}
+	for _, s := range vs.set {
+		args = append(args, "--set", s)
+	}
+	return args
+}
+
+// render runs helm template for vs (hooks and tests included) and decodes
+// every document strictly into its Kubernetes type.
+func render(t *testing.T, vs valueSet) rendered {
+	t.Helper()
+	trackInputs(t, "deploy/helm/oncepay")
+	for _, f := range vs.files {
+		trackInputs(t, f)
+	}
+	argv := append([]string{helmBin(t), "template", release, chartDir(t), "--namespace", namespace,
+		"--kube-version", kubeVersion}, helmArgs(t, vs)...)
+	out, err := run(t, repoRoot(t), argv...)
+	if err != nil {
+		t.Fatalf("render %s: %v", vs.name, err)
+	}
+	r := rendered{set: vs}
+	for i, doc := range splitYAML(out) {
+		var tm metav1.TypeMeta
+		if err := yaml.Unmarshal(doc, &tm); err != nil {
+			t.Fatalf("%s: document %d: %v\n%s", vs.name, i, err, doc)
+		}
+		newObj, ok := prototypes[tm.Kind]
+		if !ok {
+			t.Fatalf("%s: document %d has kind %q, which this test does not know", vs.name, i, tm.Kind)
+		}
+		if tm.APIVersion != wantAPIVersion[tm.Kind] {
+			t.Errorf("%s: %s has apiVersion %q, want %q", vs.name, tm.Kind, tm.APIVersion, wantAPIVersion[tm.Kind])
+		}
+		obj := newObj()
+		if err := decodeStrict(doc, obj); err != nil {
+			t.Fatalf("%s: %s document %d does not decode strictly: %v\n%s", vs.name, tm.Kind, i, err, doc)
+		}
+		r.objects = append(r.objects, object{kind: tm.Kind, meta: objectMeta(obj), obj: obj})
+	}
+	if len(r.objects) == 0 {
+		t.Fatalf("%s: helm template rendered nothing", vs.name)
+	}
+	return r
+}
+
+// decodeStrict decodes one YAML document into obj the way the API server
+// does in strict mode: duplicate keys, unknown fields and fields in the wrong
+// case (`readOnlyRootFileSystem`) are errors. (encoding/json, behind
+// yaml.UnmarshalStrict, matches field names case-insensitively.)
+func decodeStrict(doc []byte, obj any) error {
+	j, err := yaml.YAMLToJSONStrict(doc)
+	if err != nil {
+		return err
+	}
+	strict, err := kjson.UnmarshalStrict(j, obj, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	if err != nil {
+		return err
+	}
+	return errors.Join(strict...)
+}
+
+func splitYAML(b []byte) [][]byte {
+	var docs [][]byte
+	for _, d := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(b), -1) {
+		// drop comment-only documents (helm prints "# Source: ..." lines)
+		var content bool
+		for _, line := range strings.Split(d, "\n") {
+			if s := strings.TrimSpace(line); s != "" && !strings.HasPrefix(s, "#") {
+				content = true
+				break
+			}
+		}
+		if content {
+			docs = append(docs, []byte(d))
+		}
+	}
+	return docs
+}
+
+func objectMeta(obj any) metav1.ObjectMeta {
+	switch o := obj.(type) {
+	case metav1.Object:
+		return metav1.ObjectMeta{Name: o.GetName(), Namespace: o.GetNamespace(), Labels: o.GetLabels(), Annotations: o.GetAnnotations()}
+	}
+	return metav1.ObjectMeta{}
+}
+
+func (r rendered) byKind(kind string) []object {
+	var out []object
+	for _, o := range r.objects {
+		if o.kind == kind {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// pod is the pod template of a workload (or a bare Pod).
+type pod struct {
+	owner  string // Kind/name
+	labels map[string]string
+	spec   corev1.PodSpec
+}
+
+func (r rendered) pods() []pod {
+	var out []pod
+	for _, o := range r.objects {
+		name := o.kind + "/" + o.meta.Name
+		switch w := o.obj.(type) {
+		case *appsv1.Deployment:
+			out = append(out, pod{name, w.Spec.Template.Labels, w.Spec.Template.Spec})
+		case *appsv1.StatefulSet:
+			out = append(out, pod{name, w.Spec.Template.Labels, w.Spec.Template.Spec})
+		case *batchv1.Job:
+			out = append(out, pod{name, w.Spec.Template.Labels, w.Spec.Template.Spec})
+		case *corev1.Pod:
+			out = append(out, pod{name, w.Labels, w.Spec})
+		}
+	}
+	return out
+}
+
+func (p pod) containers() []corev1.Container {
+	return append(slices.Clone(p.spec.InitContainers), p.spec.Containers...)
+}
+
+// renderAll renders every value set once, in parallel subtests.
+func renderAll(t *testing.T, check func(t *testing.T, r rendered)) {
+	t.Helper()
+	for _, vs := range valueSets {
+		t.Run(vs.name, func(t *testing.T) {
+			t.Parallel()
+			check(t, render(t, vs))
+		})
+	}
+}
+
+func TestChartLint(t *testing.T) {
+	t.Parallel()
+	for _, vs := range valueSets {
+		t.Run(vs.name, func(t *testing.T) {
+			t.Parallel()
+			argv := append([]string{helmBin(t), "lint", "--strict", chartDir(t), "--namespace", namespace,
+				"--kube-version", kubeVersion}, helmArgs(t, vs)...)
+			if out, err := run(t, repoRoot(t), argv...); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+		})
+	}
+}
+
+// TestChartObjects is the main check: one render per value set, every
+// property checked on every object.
+func TestChartObjects(t *testing.T) {
+	t.Parallel()
+	renderAll(t, func(t *testing.T, r rendered) {
+		checkNamesAndLabels(t, r)
+		checkPodSecurity(t, r)
+		checkServicePods(t, r)
+		checkProbesAndDrain(t, r)
+		checkEnv(t, r)
+		checkSelectors(t, r)
+		checkStatefulSets(t, r)
+		checkHooks(t, r)
+		checkNetworkPolicies(t, r)
+		checkRBAC(t, r)
+	})
+}
+
+var standardLabels = []string{
+	"app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/component",
+	"app.kubernetes.io/version", "app.kubernetes.io/managed-by", "app.kubernetes.io/part-of", "helm.sh/chart",
+}
+
+func checkLabels(t *testing.T, what string, labels map[string]string) {
+	t.Helper()
+	for _, k := range standardLabels {
+		if labels[k] == "" {
+			t.Errorf("%s: label %s is missing", what, k)
+		}
+	}
+	want := map[string]string{
+		"app.kubernetes.io/name": "oncepay", "app.kubernetes.io/instance": release,
+		"app.kubernetes.io/managed-by": "Helm", "app.kubernetes.io/part-of": "oncepay",
+	}
+	for k, v := range want {
+		if labels[k] != "" && labels[k] != v {
+			t.Errorf("%s: label %s=%q, want %q", what, k, labels[k], v)
+		}
+	}
+	for k, v := range labels {
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			t.Errorf("%s: label key %q: %v", what, k, errs)
+		}
+		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
+			t.Errorf("%s: label %s value %q: %v", what, k, v, errs)
+		}
+	}
+}
+
+func checkNamesAndLabels(t *testing.T, r rendered) {
+	seen := map[string]bool{}
+	for _, o := range r.objects {
+		what := o.kind + "/" + o.meta.Name
+		if seen[what] {
+			t.Errorf("%s is rendered twice", what)
+		}
+		seen[what] = true
+		check := validation.IsDNS1123Subdomain
+		if o.kind == "Service" {
+			check = validation.IsDNS1035Label
+		}
+		if errs := check(o.meta.Name); len(errs) > 0 {
+			t.Errorf("%s: name: %v", what, errs)
+		}
+		checkLabels(t, what, o.meta.Labels)
+	}
+	for _, p := range r.pods() {
+		checkLabels(t, p.owner+" pod template", p.labels)
+	}
+}
+
+// oncepayImage reports whether image is one of the three service images.
+func oncepayImage(image string) (svc string, ok bool) {
+	repo, _, _ := strings.Cut(image[strings.LastIndex(image, "/")+1:], ":")
+	switch repo {
+	case "api", "worker", "psp":
+		return repo, strings.Contains(image, "oncepay/")
+	}
+	return "", false
+}
+
+func checkPodSecurity(t *testing.T, r rendered) {
+	for _, p := range r.pods() {
+		sc := p.spec.SecurityContext
+		switch {
+		case sc == nil:
+			t.Errorf("%s: no pod securityContext", p.owner)
+			continue
+		case sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot:
+			t.Errorf("%s: runAsNonRoot is not true", p.owner)
+		case sc.RunAsUser == nil || *sc.RunAsUser == 0:
+			t.Errorf("%s: runAsUser must be a non-zero uid (the kubelet cannot check a named USER)", p.owner)
+		case sc.SeccompProfile == nil || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault:
+			t.Errorf("%s: seccompProfile is not RuntimeDefault", p.owner)
+		}
+		if p.spec.AutomountServiceAccountToken == nil || *p.spec.AutomountServiceAccountToken {
+			t.Errorf("%s: automountServiceAccountToken is not false (no pod talks to the API server)", p.owner)
+		}
+		for _, c := range p.containers() {
+			what := p.owner + " container " + c.Name
+			csc := c.SecurityContext
+			if csc == nil {
+				t.Errorf("%s: no securityContext", what)
+				continue
+			}
+			if csc.AllowPrivilegeEscalation == nil || *csc.AllowPrivilegeEscalation {
+				t.Errorf("%s: allowPrivilegeEscalation is not false", what)
+			}
+			if csc.ReadOnlyRootFilesystem == nil || !*csc.ReadOnlyRootFilesystem {
+				t.Errorf("%s: readOnlyRootFilesystem is not true", what)
+			}
+			if csc.Privileged != nil && *csc.Privileged {
+				t.Errorf("%s: privileged", what)
+			}
+			if csc.Capabilities == nil || !slices.Contains(csc.Capabilities.Drop, "ALL") || len(csc.Capabilities.Add) > 0 {
+				t.Errorf("%s: capabilities must drop ALL and add none, got %+v", what, csc.Capabilities)
+			}
+			uid := sc.RunAsUser
+			if csc.RunAsUser != nil {
+				uid = csc.RunAsUser
+			}
+			if _, ok := oncepayImage(c.Image); ok && (uid == nil || *uid != 65532) {
+				t.Errorf("%s: oncepay images run as 65532 (distroless nonroot), got %v", what, uid)
+			}
+			if _, ok := c.Resources.Limits[corev1.ResourceMemory]; !ok {
+				t.Errorf("%s: no memory limit", what)
+			}
+			if _, ok := c.Resources.Requests[corev1.ResourceMemory]; !ok {
+				t.Errorf("%s: no memory request", what)
+			}
+			if _, tag, ok := strings.Cut(c.Image[strings.LastIndex(c.Image, "/")+1:], ":"); !ok || tag == "" || tag == "latest" {
+				t.Errorf("%s: image %q needs an explicit tag other than latest", what, c.Image)
+			}
+		}
+		// read-only root: a writable /tmp for every oncepay container
+		for _, c := range p.spec.Containers {
+			if _, ok := oncepayImage(c.Image); ok && len(c.Command) == 0 && !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == "/tmp" }) {
+				t.Errorf("%s container %s: no writable /tmp", p.owner, c.Name)
+			}
+		}
+	}
+}
+
+// checkServicePods: the three services exist with the replicas of the values.
+func checkServicePods(t *testing.T, r rendered) {
+	want := map[string]bool{"api": false, "worker": false, "psp": false}
+	for _, o := range r.byKind("Deployment") {
+		d := o.obj.(*appsv1.Deployment)
+		c := d.Spec.Template.Labels["app.kubernetes.io/component"]
+		if _, ok := want[c]; !ok {
+			t.Errorf("unexpected Deployment %s (component %q)", d.Name, c)
+			continue
+		}
+		want[c] = true
+		svc, ok := oncepayImage(d.Spec.Template.Spec.Containers[0].Image)
+		if !ok || svc != c {
+			t.Errorf("Deployment %s runs image %q, want oncepay/%s", d.Name, d.Spec.Template.Spec.Containers[0].Image, c)
+		}
+		if d.Spec.Replicas == nil || *d.Spec.Replicas < 1 {
+			t.Errorf("Deployment %s: replicas %v", d.Name, d.Spec.Replicas)
+		}
+	}
+	for c, ok := range want {
+		if !ok {
+			t.Errorf("no Deployment for %s", c)
+		}
+	}
+	if r.set.name == "default" {
+		for _, o := range r.byKind("Deployment") {
+			d := o.obj.(*appsv1.Deployment)
+			wantReplicas := map[string]int32{"api": 2, "worker": 2, "psp": 1}[d.Spec.Template.Labels["app.kubernetes.io/component"]]
+			if *d.Spec.Replicas != wantReplicas {
+				t.Errorf("Deployment %s: replicas %d, want %d", d.Name, *d.Spec.Replicas, wantReplicas)
+			}
+		}
+	}
+}
+
+func envValue(c corev1.Container, names ...string) (string, bool) {
+	for _, e := range c.Env {
+		if slices.Contains(names, e.Name) {
+			return e.Value, true
+		}
+	}
+	return "", false
+}
+
+func checkProbesAndDrain(t *testing.T, r rendered) {
+	for _, o := range r.byKind("Deployment") {
+		d := o.obj.(*appsv1.Deployment)
+		spec := d.Spec.Template.Spec
+		for _, c := range spec.Containers {
+			what := "Deployment/" + d.Name + " container " + c.Name
+			for _, pr := range []struct {
+				name  string
+				probe *corev1.Probe
+				path  string
+			}{{"liveness", c.LivenessProbe, "/livez"}, {"readiness", c.ReadinessProbe, "/readyz"}, {"startup", c.StartupProbe, "/livez"}} {
+				if pr.probe == nil || pr.probe.HTTPGet == nil || pr.probe.HTTPGet.Path != pr.path {
+					t.Errorf("%s: %s probe must GET %s, got %+v", what, pr.name, pr.path, pr.probe)
+				}
+			}
+			graceText, ok := envValue(c, "SHUTDOWN_GRACE", "PSP_SHUTDOWN_GRACE")
+			if !ok {
+				t.Errorf("%s: no SHUTDOWN_GRACE", what)
+				continue
+			}
+			grace, err := parseSeconds(graceText)
+			if err != nil {
+				t.Errorf("%s: SHUTDOWN_GRACE %q: %v", what, graceText, err)
+				continue
+			}
+			var preStop int64
+			if c.Lifecycle != nil && c.Lifecycle.PreStop != nil {
+				if c.Lifecycle.PreStop.Sleep == nil {
+					t.Errorf("%s: preStop must be a sleep action (distroless has no shell)", what)
+				} else {
+					preStop = c.Lifecycle.PreStop.Sleep.Seconds
+				}
+			}
+			if c.Name != "worker" && preStop == 0 {
+				t.Errorf("%s: serves traffic but has no preStop sleep to let endpoints update", what)
+			}
+			var tg int64 = 30 // the Kubernetes default
+			if spec.TerminationGracePeriodSeconds != nil {
+				tg = *spec.TerminationGracePeriodSeconds
+			}
+			if tg <= preStop+grace {
+				t.Errorf("%s: terminationGracePeriodSeconds %d must exceed preStop %ds + SHUTDOWN_GRACE %ds", what, tg, preStop, grace)
+			}
+		}
+	}
+}
+
+func parseSeconds(s string) (int64, error) {
+	var n int64
+	if _, err := fmt.Sscanf(s, "%ds", &n); err != nil || fmt.Sprintf("%ds", n) != s {
+		return 0, fmt.Errorf("want whole seconds like 15s")
+	}
+	return n, nil
+}
+
+var envRef = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
+
+// requiredEnv is what each service refuses to start without (its config).
+var requiredEnv = map[string][]string{
+	"api":    {"API_LISTEN_ADDR", "REDIS_URL", "DATABASE_URL", "AMQP_URL", "API_MERCHANT_KEYS"},
+	"worker": {"WORKER_LISTEN_ADDR", "REDIS_URL", "DATABASE_URL", "AMQP_URL", "PSP_URL"},
+	"psp":    {"PSP_LISTEN_ADDR", "PSP_DATABASE_URL"},
+}
+
+func checkEnv(t *testing.T, r rendered) {
+	secrets := map[string]map[string][]byte{}
+	for _, o := range r.byKind("Secret") {
+		secrets[o.meta.Name] = o.obj.(*corev1.Secret).Data
+	}
+	configMaps := map[string]bool{}
+	for _, o := range r.byKind("ConfigMap") {
+		configMaps[o.meta.Name] = true
+	}
+	existing := r.set.name == "existing-secret"
+	for _, p := range r.pods() {
+		for _, c := range p.containers() {
+			what := p.owner + " container " + c.Name
+			defined := map[string]bool{}
+			for _, e := range c.Env {
+				for _, m := range envRef.FindAllStringSubmatch(e.Value, -1) {
+					if !defined[m[1]] {
+						t.Errorf("%s: %s refers to $(%s), which is not defined before it (Kubernetes would leave it unexpanded)", what, e.Name, m[1])
+					}
+				}
+				if defined[e.Name] {
+					t.Errorf("%s: %s is set twice", what, e.Name)
+				}
+				defined[e.Name] = true
+				if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && !existing {
+					ref := e.ValueFrom.SecretKeyRef
+					data, ok := secrets[ref.Name]
+					if !ok {
+						t.Errorf("%s: %s reads Secret %q, which the chart does not render", what, e.Name, ref.Name)
+					} else if _, ok := data[ref.Key]; !ok {
+						t.Errorf("%s: %s reads key %q, which Secret %s lacks", what, e.Name, ref.Key, ref.Name)
+					}
+				}
+			}
+			svc, ok := oncepayImage(c.Image)
+			if !ok || len(c.Command) > 0 { // the smoke test runs /probe
+				continue
+			}
+			known := serviceEnvNames(t, svc)
+			for _, e := range c.Env {
+				if !strings.HasPrefix(e.Name, "ONCEPAY_") && !known[e.Name] {
+					t.Errorf("%s: sets %s, which services/%s never mentions (typo, or a setting that was renamed?)", what, e.Name, svc)
+				}
+			}
+			if slices.Contains(c.Args, "migrate") {
+				if _, ok := envValue(c, "DATABASE_URL"); !ok {
+					t.Errorf("%s: migrate without DATABASE_URL", what)
+				}
+				continue
+			}
+			for _, name := range requiredEnv[svc] {
+				if !defined[name] {
+					t.Errorf("%s: %s is required by the %s and not set", what, name, svc)
+				}
+			}
+			for _, name := range []string{"API_LISTEN_ADDR", "WORKER_LISTEN_ADDR", "PSP_LISTEN_ADDR"} {
+				if v, ok := envValue(c, name); ok && !strings.HasPrefix(v, "0.0.0.0:") {
+					t.Errorf("%s: %s=%q: a pod must listen on all interfaces", what, name, v)
+				}
+			}
+		}
+		for _, v := range p.spec.Volumes {
+			if v.ConfigMap != nil && !configMaps[v.ConfigMap.Name] {
+				t.Errorf("%s: volume %s reads ConfigMap %q, which the chart does not render", p.owner, v.Name, v.ConfigMap.Name)
+			}
+		}
+	}
+}
+
+func subset(sel, labels map[string]string) bool {
+	if len(sel) == 0 {
+		return false
+	}
+	for k, v := range sel {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func checkSelectors(t *testing.T, r rendered) {
+	pods := r.pods()
+	podsMatching := func(sel map[string]string) []pod {
+		var out []pod
+		for _, p := range pods {
+			if subset(sel, p.labels) {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	for _, o := range r.objects {
+		switch w := o.obj.(type) {
+		case *appsv1.Deployment:
+			if !subset(w.Spec.Selector.MatchLabels, w.Spec.Template.Labels) {
+				t.Errorf("Deployment %s: selector %v does not match its pod labels", w.Name, w.Spec.Selector.MatchLabels)
+			}
+		case *appsv1.StatefulSet:
+			if !subset(w.Spec.Selector.MatchLabels, w.Spec.Template.Labels) {
+				t.Errorf("StatefulSet %s: selector %v does not match its pod labels", w.Name, w.Spec.Selector.MatchLabels)
+			}
+		case *corev1.Service:
+			matched := podsMatching(w.Spec.Selector)
+			// a Service must select exactly one workload, never the hook pods
+			if len(matched) != 1 {
+				var owners []string
+				for _, p := range matched {
+					owners = append(owners, p.owner)
+				}
+				t.Errorf("Service %s: selector %v matches %v, want exactly one workload", w.Name, w.Spec.Selector, owners)
+				continue
+			}
+			for _, sp := range w.Spec.Ports {
+				if !hasPort(matched[0], sp.TargetPort.String()) {
+					t.Errorf("Service %s: targetPort %s is not a port of %s", w.Name, sp.TargetPort.String(), matched[0].owner)
+				}
+				if sp.NodePort != 0 && w.Spec.Type == corev1.ServiceTypeClusterIP {
+					t.Errorf("Service %s: nodePort on a ClusterIP service", w.Name)
+				}
+			}
+		case *policyv1.PodDisruptionBudget:
+			if len(podsMatching(w.Spec.Selector.MatchLabels)) != 1 {
+				t.Errorf("PodDisruptionBudget %s: selector %v must match exactly one workload", w.Name, w.Spec.Selector.MatchLabels)
+			}
+		}
+	}
+	// the api is reachable on a fixed NodePort unless the values say otherwise
+	for _, o := range r.byKind("Service") {
+		s := o.obj.(*corev1.Service)
+		if s.Labels["app.kubernetes.io/component"] == "api" && s.Spec.ClusterIP != corev1.ClusterIPNone && r.set.name == "default" {
+			if s.Spec.Type != corev1.ServiceTypeNodePort || s.Spec.Ports[0].NodePort != 30080 {
+				t.Errorf("Service %s: want NodePort 30080 by default, got %s %d", s.Name, s.Spec.Type, s.Spec.Ports[0].NodePort)
+			}
+		}
+	}
+}
+
+func hasPort(p pod, target string) bool {
+	for _, c := range p.spec.Containers {
+		for _, cp := range c.Ports {
+			if cp.Name == target || fmt.Sprint(cp.ContainerPort) == target {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func checkStatefulSets(t *testing.T, r rendered) {
+	headless := map[string]bool{}
+	for _, o := range r.byKind("Service") {
+		if s := o.obj.(*corev1.Service); s.Spec.ClusterIP == corev1.ClusterIPNone {
+			headless[s.Name] = true
+		}
+	}
+	wantImages := map[string]string{"redis": "redis:7", "postgres": "postgres:16", "rabbitmq": "rabbitmq:3-management"}
+	got := map[string]bool{}
+	for _, o := range r.byKind("StatefulSet") {
+		s := o.obj.(*appsv1.StatefulSet)
+		c := s.Spec.Template.Labels["app.kubernetes.io/component"]
+		got[c] = true
+		if img := s.Spec.Template.Spec.Containers[0].Image; img != wantImages[c] {
+			t.Errorf("StatefulSet %s: image %q, want the official %q", s.Name, img, wantImages[c])
+		}
+		if !headless[s.Spec.ServiceName] {
+			t.Errorf("StatefulSet %s: serviceName %q is not a rendered headless Service", s.Name, s.Spec.ServiceName)
+		}
+		if len(s.Spec.VolumeClaimTemplates) != 1 || s.Spec.VolumeClaimTemplates[0].Name != "data" {
+			t.Errorf("StatefulSet %s: want one volumeClaimTemplate named data", s.Name)
+		}
+		mounted := slices.ContainsFunc(s.Spec.Template.Spec.Containers[0].VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == "data" })
+		if !mounted {
+			t.Errorf("StatefulSet %s: the data volume is not mounted", s.Name)
+		}
+		if c == "redis" && !strings.Contains(strings.Join(s.Spec.Template.Spec.Containers[0].Args, " "), "--appendonly yes") {
+			t.Errorf("StatefulSet %s: Redis without AOF (--appendonly yes): %v", s.Name, s.Spec.Template.Spec.Containers[0].Args)
+		}
+	}
+	for c := range wantImages {
+		if !got[c] {
+			t.Errorf("no StatefulSet for %s", c)
+		}
+	}
+}
+
+func checkHooks(t *testing.T, r rendered) {
+	jobs := r.byKind("Job")
+	if r.set.name == "minimal" {
+		if len(jobs) != 0 {
+			t.Errorf("migrate.enabled=false still renders %d Job(s)", len(jobs))
+		}
+	} else {
+		if len(jobs) != 1 {
+			t.Fatalf("want one migration Job, got %d", len(jobs))
+		}
+		j := jobs[0].obj.(*batchv1.Job)
+		if hooks := strings.Split(j.Annotations["helm.sh/hook"], ","); !slices.Contains(hooks, "post-install") || !slices.Contains(hooks, "pre-upgrade") {
+			t.Errorf("Job %s: helm.sh/hook=%q, want post-install,pre-upgrade", j.Name, j.Annotations["helm.sh/hook"])
+		}
+		spec := j.Spec.Template.Spec
+		if len(spec.InitContainers) != 1 || !strings.Contains(strings.Join(spec.InitContainers[0].Command, " "), "pg_isready") {
+			t.Errorf("Job %s: want a wait-for-postgres init container", j.Name)
+		}
+		if spec.RestartPolicy != corev1.RestartPolicyNever || !slices.Equal(spec.Containers[0].Args, []string{"migrate"}) {
+			t.Errorf("Job %s: want `api migrate` with restartPolicy Never", j.Name)
+		}
+	}
+	var tests int
+	for _, o := range r.byKind("Pod") {
+		if o.meta.Annotations["helm.sh/hook"] == "test" {
+			tests++
+			p := o.obj.(*corev1.Pod)
+			if cmd := strings.Join(p.Spec.Containers[0].Command, " "); !strings.HasPrefix(cmd, "/probe smoke") {
+				t.Errorf("test Pod %s: command %q, want /probe smoke", p.Name, cmd)
+			}
+		} else {
+			t.Errorf("Pod %s is not a helm test hook", o.meta.Name)
+		}
+	}
+	if tests != 1 {
+		t.Errorf("want one helm test Pod, got %d", tests)
+	}
+	if r.set.name == "minimal" {
+		for _, o := range r.byKind("Deployment") {
+			d := o.obj.(*appsv1.Deployment)
+			if d.Name == release+"-api" {
+				if v, _ := envValue(d.Spec.Template.Spec.Containers[0], "API_MIGRATE_ON_START"); v != "true" {
+					t.Errorf("without the migration Job the api must migrate on start, API_MIGRATE_ON_START=%q", v)
+				}
+			}
+		}
+	}
+}
+
+func checkNetworkPolicies(t *testing.T, r rendered) {
+	nps := r.byKind("NetworkPolicy")
+	if r.set.name == "no-networkpolicy" || r.set.name == "minimal" {
+		if len(nps) != 0 {
+			t.Errorf("networkPolicy.enabled=false still renders %d NetworkPolicies", len(nps))
+		}
+		return
+	}
+	var deny bool
+	covered := map[string]bool{}
+	for _, o := range nps {
+		np := o.obj.(*networkingv1.NetworkPolicy)
+		if !slices.Contains(np.Spec.PolicyTypes, networkingv1.PolicyTypeIngress) || !slices.Contains(np.Spec.PolicyTypes, networkingv1.PolicyTypeEgress) {
+			t.Errorf("NetworkPolicy %s: policyTypes %v, want Ingress and Egress", np.Name, np.Spec.PolicyTypes)
+		}
+		sel := np.Spec.PodSelector.MatchLabels
+		if sel["app.kubernetes.io/component"] == "" {
+			if len(np.Spec.Ingress) == 0 && sel["app.kubernetes.io/instance"] == release {
+				deny = true
+			}
+			continue
+		}
+		matched := false
+		for _, p := range r.pods() {
+			if subset(sel, p.labels) {
+				matched = true
+				covered[p.owner] = true
+			}
+		}
+		if !matched {
+			t.Errorf("NetworkPolicy %s selects no pod of the chart", np.Name)
+		}
+		// every peer a policy names must be a pod of the chart
+		for _, rule := range np.Spec.Egress {
+			for _, peer := range rule.To {
+				if peer.PodSelector != nil && peer.NamespaceSelector == nil && !slices.ContainsFunc(r.pods(), func(p pod) bool { return subset(peer.PodSelector.MatchLabels, p.labels) }) {
+					t.Errorf("NetworkPolicy %s: egress peer %v matches no pod", np.Name, peer.PodSelector.MatchLabels)
+				}
+			}
+		}
+	}
+	if !deny {
+		t.Error("no default-deny NetworkPolicy for the release's pods")
+	}
+	for _, p := range r.pods() {
+		if !covered[p.owner] {
+			t.Errorf("%s: no NetworkPolicy allows its traffic (default deny would cut it off)", p.owner)
+		}
+	}
+}
+
+func checkRBAC(t *testing.T, r rendered) {
+	roles := r.byKind("Role")
+	if r.set.name == "minimal" {
+		if len(roles) != 0 || len(r.byKind("RoleBinding")) != 0 || len(r.byKind("ServiceAccount")) != 0 {
+			t.Error("faultDriver.rbac.create=false still renders RBAC objects")
+		}
+		return
+	}
+	if len(roles) != 1 {
+		t.Fatalf("want one Role (fault driver), got %d", len(roles))
+	}
+	got := map[string][]string{}
+	for _, rule := range roles[0].obj.(*rbacv1.Role).Rules {
+		if !slices.Equal(rule.APIGroups, []string{""}) {
+			t.Errorf("Role rule %+v: only the core API group is needed", rule)
+		}
+		for _, res := range rule.Resources {
+			got[res] = append(got[res], rule.Verbs...)
+		}
+	}
+	want := map[string][]string{"pods": {"get", "list", "watch", "delete"}, "pods/eviction": {"create"}}
+	for res, verbs := range got {
+		if !slices.Equal(verbs, want[res]) {
+			t.Errorf("Role grants %v on %s, want %v", verbs, res, want[res])
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("Role covers %v, want exactly pods and pods/eviction", got)
+	}
+	rbs := r.byKind("RoleBinding")
+	sas := r.byKind("ServiceAccount")
+	if len(rbs) != 1 || len(sas) != 1 {
+		t.Fatalf("want one RoleBinding and one ServiceAccount, got %d and %d", len(rbs), len(sas))
+	}
+	rb := rbs[0].obj.(*rbacv1.RoleBinding)
+	if rb.RoleRef.Name != roles[0].meta.Name || len(rb.Subjects) != 1 || rb.Subjects[0].Name != sas[0].meta.Name || rb.Subjects[0].Namespace != namespace {
+		t.Errorf("RoleBinding %s does not bind Role %s to ServiceAccount %s/%s: %+v", rb.Name, roles[0].meta.Name, namespace, sas[0].meta.Name, rb)
+	}
+}
+
+var alnum32 = regexp.MustCompile(`^[A-Za-z0-9]{32}$`)
+
+func TestChartSecrets(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		vs       valueSet
+		wantKeys map[string]string // merchant -> key; empty: generated
+	}{
+		{vs: valueSets[0]},
+		{vs: valueSets[2], wantKeys: map[string]string{"merchant_a": "key-a-0123456789abcdef", "merchant_b": "key-b-0123456789abcdef"}},
+	} {
+		t.Run(tt.vs.name, func(t *testing.T) {
+			t.Parallel()
+			r := render(t, tt.vs)
+			secrets := r.byKind("Secret")
+			if len(secrets) != 1 {
+				t.Fatalf("want one Secret, got %d", len(secrets))
+			}
+			s := secrets[0].obj.(*corev1.Secret)
+			if s.Annotations["helm.sh/resource-policy"] != "keep" {
+				t.Errorf("Secret %s: want helm.sh/resource-policy: keep (the PVCs outlive the release)", s.Name)
+			}
+			for _, k := range []string{"postgres-password", "psp-db-password", "rabbitmq-password", "redis-password"} {
+				if !alnum32.Match(s.Data[k]) {
+					t.Errorf("Secret %s: %s = %q, want 32 generated alphanumerics", s.Name, k, s.Data[k])
+				}
+			}
+			var pairs []string
+			for _, m := range []string{"merchant_a", "merchant_b"} {
+				key := string(s.Data[strings.ReplaceAll(m, "_", "-")+"-key"])
+				if want, ok := tt.wantKeys[m]; ok && key != want {
+					t.Errorf("%s key = %q, want the one from values %q", m, key, want)
+				}
+				if _, ok := tt.wantKeys[m]; !ok && !alnum32.MatchString(key) {
+					t.Errorf("%s key = %q, want 32 generated alphanumerics", m, key)
+				}
+				pairs = append(pairs, m+"="+key)
+			}
+			if got, want := string(s.Data["api-merchant-keys"]), strings.Join(pairs, ","); got != want {
+				t.Errorf("api-merchant-keys = %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// TestChartExistingSecret: with existingSecret the chart renders no Secret
+// and every reference points at the named one.
+func TestChartExistingSecret(t *testing.T) {
+	t.Parallel()
+	r := render(t, valueSet{name: "existing-secret", set: []string{"existingSecret=my-oncepay"}})
+	if n := len(r.byKind("Secret")); n != 0 {
+		t.Errorf("existingSecret set: %d Secrets rendered, want 0", n)
+	}
+	for _, p := range r.pods() {
+		for _, c := range p.containers() {
+			for _, e := range c.Env {
+				if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Name != "my-oncepay" {
+					t.Errorf("%s %s: reads Secret %q, want my-oncepay", p.owner, e.Name, e.ValueFrom.SecretKeyRef.Name)
+				}
+			}
+		}
+	}
+}
+
+// TestChartSchemaRejects: values.schema.json stops mistakes before Kubernetes sees them.
+func TestChartSchemaRejects(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		set  string
+		want string
+	}{
+		{"latest tag", "image.tag=latest", "tag"},
+		{"unknown key", "replicas=3", "replicas"},
+		{"typo in a component", "api.replica=3", "replica"},
+		{"short merchant key", "merchants.merchant_a=short", "merchant_a"},
+		{"bad merchant id", "merchants.Merchant-A=0123456789abcdef0123", "Merchant-A"},
+		{"nodePort out of range", "api.service.nodePort=8080", "nodePort"},
+		{"bad log level", "worker.logLevel=verbose", "logLevel"},
+		{"bad env name", "api.env.not-a-name=1", "env"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			flag := "--set-string"
+			if strings.Contains(tt.set, "nodePort") || strings.Contains(tt.set, "replica") {
+				flag = "--set"
+			}
+			_, err := run(t, repoRoot(t), helmBin(t), "template", release, chartDir(t), "--kube-version", kubeVersion, flag, tt.set)
+			if err == nil {
+				t.Fatalf("helm template --set %s: rendered, want a schema error", tt.set)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error does not mention %q:\n%v", tt.want, err)
+			}
+		})
+	}
+}
+
+// TestChartNotes: NOTES.txt renders and tells how to get in and get the
+// keys. helm template does not print NOTES, and helm install --dry-run
+// checks kubeVersion against a built-in default; so a copy of the chart
+// renders NOTES.txt through tpl into a ConfigMap.
+func TestChartNotes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(chartDir(t))); err != nil {
+		t.Fatal(err)
+	}
+	notes, err := os.ReadFile(filepath.Join(dir, "templates", "NOTES.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, content string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("files/notes.txt", string(notes))
+	write("templates/zz-notes-test.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: notes}\n"+
+		"data:\n  notes: {{ tpl (.Files.Get \"files/notes.txt\") . | quote }}\n")
+	for _, vs := range []valueSet{valueSets[0], valueSets[1]} {
+		out, err := run(t, repoRoot(t), append([]string{helmBin(t), "template", release, dir, "--namespace", namespace,
+			"--kube-version", kubeVersion, "--show-only", "templates/zz-notes-test.yaml"}, helmArgs(t, vs)...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cm corev1.ConfigMap
+		if err := decodeStrict(out, &cm); err != nil {
+			t.Fatal(err)
+		}
+		text := cm.Data["notes"]
+		want := []string{"get secret oncepay-credentials", "merchant-a-key", "port-forward", "helm test oncepay", "/v1/payments"}
+		if vs.name == "default" {
+			want = append(want, "nodePort", "create token", "/admin/ledger")
+		}
+		for _, w := range want {
+			if !strings.Contains(text, w) {
+				t.Errorf("%s: NOTES do not mention %q:\n%s", vs.name, w, text)
+			}
+		}
+		if strings.Contains(text, "<no value>") {
+			t.Errorf("%s: NOTES contain <no value>:\n%s", vs.name, text)
+		}
+	}
+}

@@ -1,0 +1,184 @@
+{{/* Names ---------------------------------------------------------------- */}}
+
+{{- define "oncepay.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Fully qualified app name, at most 63 - len("-rabbitmq-management") characters
+would be safest, but Service names only need 63: components append at most
+"-rabbitmq" (9), so the base is cut at 50.
+*/}}
+{{- define "oncepay.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 50 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 50 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 50 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "oncepay.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* "oncepay.component" (dict "ctx" $ "component" "api") -> oncepay-api */}}
+{{- define "oncepay.componentName" -}}
+{{- printf "%s-%s" (include "oncepay.fullname" .ctx) .component }}
+{{- end }}
+
+{{- define "oncepay.secretName" -}}
+{{- default (printf "%s-credentials" (include "oncepay.fullname" .)) .Values.existingSecret }}
+{{- end }}
+
+{{/* the Secret key holding a merchant's API key: merchant_a -> merchant-a-key */}}
+{{- define "oncepay.merchantSecretKey" -}}
+{{- printf "%s-key" (. | replace "_" "-") }}
+{{- end }}
+
+{{/* the first merchant id (sorted), used by the helm test */}}
+{{- define "oncepay.firstMerchant" -}}
+{{- first (keys .Values.merchants | sortAlpha) }}
+{{- end }}
+
+{{/* Labels --------------------------------------------------------------- */}}
+
+{{/* include "oncepay.labels" (dict "ctx" $ "component" "api") */}}
+{{- define "oncepay.labels" -}}
+helm.sh/chart: {{ include "oncepay.chart" .ctx }}
+{{ include "oncepay.selectorLabels" . }}
+app.kubernetes.io/version: {{ .ctx.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .ctx.Release.Service }}
+app.kubernetes.io/part-of: oncepay
+{{- end }}
+
+{{- define "oncepay.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "oncepay.name" .ctx }}
+app.kubernetes.io/instance: {{ .ctx.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{/* Images --------------------------------------------------------------- */}}
+
+{{/* include "oncepay.image" (dict "ctx" $ "service" "api") -> oncepay/api:dev */}}
+{{- define "oncepay.image" -}}
+{{- $img := .ctx.Values.image }}
+{{- $repo := printf "%s/%s" $img.repository .service }}
+{{- if $img.registry }}{{ $repo = printf "%s/%s" $img.registry $repo }}{{ end }}
+{{- printf "%s:%s" $repo ($img.tag | toString) }}
+{{- end }}
+
+{{/* Security ------------------------------------------------------------- */}}
+
+{{/*
+Pod security context. The oncepay images are distroless "nonroot": the
+kubelet cannot verify runAsNonRoot against a named USER, so the uid is
+explicit (65532). The state images run as their own unprivileged user (999).
+*/}}
+{{- define "oncepay.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: {{ .uid | default 65532 }}
+runAsGroup: {{ .uid | default 65532 }}
+fsGroup: {{ .uid | default 65532 }}
+fsGroupChangePolicy: OnRootMismatch
+seccompProfile:
+  type: RuntimeDefault
+{{- end }}
+
+{{- define "oncepay.containerSecurityContext" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+privileged: false
+capabilities:
+  drop: [ALL]
+{{- end }}
+
+{{/* Drain timing: preStop + SHUTDOWN_GRACE + slack (see values.yaml) */}}
+{{- define "oncepay.terminationGrace" -}}
+{{- add .preStopSeconds .shutdownGraceSeconds 5 }}
+{{- end }}
+
+{{/* preStop sleep action (no shell in distroless; needs Kubernetes >= 1.30) */}}
+{{- define "oncepay.lifecycle" -}}
+{{- if gt (int .preStopSeconds) 0 }}
+lifecycle:
+  preStop:
+    sleep:
+      seconds: {{ .preStopSeconds }}
+{{- end }}
+{{- end }}
+
+{{/* Connection strings, built from env vars the container defines first ---- */}}
+
+{{- define "oncepay.redisHost" -}}{{ include "oncepay.componentName" (dict "ctx" . "component" "redis") }}{{- end }}
+{{- define "oncepay.postgresHost" -}}{{ include "oncepay.componentName" (dict "ctx" . "component" "postgres") }}{{- end }}
+{{- define "oncepay.rabbitmqHost" -}}{{ include "oncepay.componentName" (dict "ctx" . "component" "rabbitmq") }}{{- end }}
+{{- define "oncepay.pspHost" -}}{{ include "oncepay.componentName" (dict "ctx" . "component" "psp") }}{{- end }}
+{{- define "oncepay.apiHost" -}}{{ include "oncepay.componentName" (dict "ctx" . "component" "api") }}{{- end }}
+
+{{/* env entries for a secret key: include "oncepay.secretEnv" (dict "ctx" $ "name" "X" "key" "k") */}}
+{{- define "oncepay.secretEnv" -}}
+- name: {{ .name }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "oncepay.secretName" .ctx }}
+      key: {{ .key }}
+{{- end }}
+
+{{/* REDIS_URL, DATABASE_URL, AMQP_URL for api and worker */}}
+{{- define "oncepay.stateEnv" -}}
+{{ include "oncepay.secretEnv" (dict "ctx" . "name" "ONCEPAY_REDIS_PASSWORD" "key" "redis-password") }}
+{{ include "oncepay.secretEnv" (dict "ctx" . "name" "ONCEPAY_POSTGRES_PASSWORD" "key" "postgres-password") }}
+{{ include "oncepay.secretEnv" (dict "ctx" . "name" "ONCEPAY_RABBITMQ_PASSWORD" "key" "rabbitmq-password") }}
+- name: REDIS_URL
+  value: "redis://:$(ONCEPAY_REDIS_PASSWORD)@{{ include "oncepay.redisHost" . }}:6379/0"
+- name: DATABASE_URL
+  value: "postgres://{{ .Values.postgres.user }}:$(ONCEPAY_POSTGRES_PASSWORD)@{{ include "oncepay.postgresHost" . }}:5432/{{ .Values.postgres.database }}?sslmode=disable"
+- name: AMQP_URL
+  value: "amqp://{{ .Values.rabbitmq.user }}:$(ONCEPAY_RABBITMQ_PASSWORD)@{{ include "oncepay.rabbitmqHost" . }}:5672/{{ .Values.rabbitmq.vhost | trimPrefix "/" | urlquery }}"
+{{- end }}
+
+{{/* extra env from a values map, sorted, values quoted */}}
+{{- define "oncepay.extraEnv" -}}
+{{- range $k, $v := . }}
+- name: {{ $k }}
+  value: {{ $v | toString | quote }}
+{{- end }}
+{{- end }}
+
+{{/* pod annotations: config checksum (rolls pods when secrets change) and scraping */}}
+{{- define "oncepay.podAnnotations" -}}
+checksum/credentials: {{ include (print .ctx.Template.BasePath "/secret.yaml") .ctx | sha256sum | trunc 16 }}
+{{- if .ctx.Values.metrics.podAnnotations }}
+prometheus.io/scrape: "true"
+prometheus.io/port: {{ .port | quote }}
+prometheus.io/path: /metrics
+{{- end }}
+{{- end }}
+
+{{/* a wait-for-postgres init container (pg_isready over TCP from the postgres image) */}}
+{{- define "oncepay.waitForPostgres" -}}
+- name: wait-for-postgres
+  image: {{ .Values.postgres.image }}
+  imagePullPolicy: {{ .Values.postgres.pullPolicy }}
+  command:
+    - sh
+    - -c
+    - |
+      until pg_isready -q -h "$PGHOST" -p 5432 -U "$PGUSER" -d "$PGDATABASE"; do
+        echo "waiting for postgres at $PGHOST:5432"; sleep 2
+      done
+  env:
+    - {name: PGHOST, value: {{ include "oncepay.postgresHost" . | quote }}}
+    - {name: PGUSER, value: {{ .Values.postgres.user | quote }}}
+    - {name: PGDATABASE, value: {{ .Values.postgres.database | quote }}}
+  securityContext:
+    {{- include "oncepay.containerSecurityContext" . | nindent 4 }}
+  resources:
+    requests: {cpu: 10m, memory: 16Mi}
+    limits: {memory: 64Mi}
+{{- end }}

@@ -1,0 +1,156 @@
+package deploy_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+)
+
+const toolsHint = "run `make tools` (installs the pinned helm v3.22.0 into bin/) or set HELM=/path/to/helm"
+
+// repoRoot is the repository root: the tests run in deploy/.
+func repoRoot(t testing.TB) string {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.work")); err != nil {
+		t.Fatalf("repository root %s has no go.work: %v", root, err)
+	}
+	return root
+}
+
+// trackInputs reads every file under path (relative to the repository
+// root). Files that only a subprocess (helm) reads are invisible to the go
+// test cache; reading them here makes a changed chart invalidate a cached
+// result. The cache ignores files outside this module (docker-compose.yml,
+// services/), so run these tests with -count=1, as `make test` does.
+func trackInputs(t testing.TB, path string) {
+	t.Helper()
+	err := filepath.WalkDir(filepath.Join(repoRoot(t), path), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		_, err = os.ReadFile(p)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("read inputs: %v", err)
+	}
+}
+
+// helmBin finds helm: $HELM, then bin/helm (make tools), then PATH. A
+// missing helm fails the test; it never skips.
+func helmBin(t testing.TB) string {
+	t.Helper()
+	if h := os.Getenv("HELM"); h != "" {
+		return h
+	}
+	// isExecutable stats the binary, so a new helm invalidates cached results
+	if h := filepath.Join(repoRoot(t), "bin", "helm"); isExecutable(h) {
+		return h
+	}
+	if h, err := exec.LookPath("helm"); err == nil {
+		return h
+	}
+	t.Fatalf("helm not found: %s", toolsHint)
+	return ""
+}
+
+// composeCommand returns the Compose CLI as argv: `docker compose` (v2) when
+// it answers, else `docker-compose` (v1.29), else nil.
+func composeCommand() []string {
+	composeOnce.Do(func() {
+		if err := exec.Command("docker", "compose", "version").Run(); err == nil {
+			composeArgv = []string{"docker", "compose"}
+			return
+		}
+		if p, err := exec.LookPath("docker-compose"); err == nil {
+			composeArgv = []string{p}
+		}
+	})
+	return composeArgv
+}
+
+var (
+	composeOnce sync.Once
+	composeArgv []string
+)
+
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
+}
+
+// run runs argv in dir and returns stdout; stderr goes into the error.
+func run(t testing.TB, dir string, argv ...string) ([]byte, error) {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.Bytes(), &cmdError{argv: argv, err: err, stderr: stderr.String()}
+	}
+	return stdout.Bytes(), nil
+}
+
+type cmdError struct {
+	argv   []string
+	err    error
+	stderr string
+}
+
+func (e *cmdError) Error() string {
+	return strings.Join(e.argv, " ") + ": " + e.err.Error() + "\n" + e.stderr
+}
+
+var envLiteral = regexp.MustCompile(`"([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"`)
+
+// serviceEnvNames returns every "UPPER_CASE" string literal in the non-test
+// Go files of services/<svc>: a superset of the environment variables the
+// service reads. Deployment files must only set names from this set.
+func serviceEnvNames(t testing.TB, svc string) map[string]bool {
+	t.Helper()
+	envNamesOnce.Do(func() { envNames = map[string]map[string]bool{} })
+	envNamesMu.Lock()
+	defer envNamesMu.Unlock()
+	if m, ok := envNames[svc]; ok {
+		return m
+	}
+	dir := filepath.Join(repoRoot(t), "services", svc)
+	m := map[string]bool{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, sm := range envLiteral.FindAllSubmatch(b, -1) {
+			m[string(sm[1])] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("scan %s: %v", dir, err)
+	}
+	if len(m) == 0 {
+		t.Fatalf("no environment variable names found in %s", dir)
+	}
+	envNames[svc] = m
+	return m
+}
+
+var (
+	envNamesOnce sync.Once
+	envNamesMu   sync.Mutex
+	envNames     map[string]map[string]bool
+)
