@@ -34,13 +34,20 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := metrics.New(reg, cfg.Instance)
 
+	// Listen first: a taken port fails the start before anything is dialled.
+	ln, err := net.Listen("tcp", cfg.ListenAddr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
 	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
 	if err != nil {
+		ln.Close()
 		return fmt.Errorf("postgres pool: %w", err)
 	}
 	if cfg.MigrateOnStart {
 		applied, err := migrations.Apply(ctx, pool)
 		if err != nil {
+			ln.Close()
 			pool.Close()
 			return err
 		}
@@ -49,6 +56,7 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 
 	redisOpt, err := redis.ParseURL(cfg.RedisURL)
 	if err != nil {
+		ln.Close()
 		pool.Close()
 		return fmt.Errorf("redis url: %w", err)
 	}
@@ -91,17 +99,6 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	closeAll := func(deadline time.Time) {
-		within(deadline, log, "rabbitmq", func() { pub.Close() })
-		within(deadline, log, "redis", func() { rdb.Close() })
-		within(deadline, log, "postgres", pool.Close)
-	}
-
-	ln, err := net.Listen("tcp", cfg.ListenAddr)
-	if err != nil {
-		closeAll(time.Now().Add(cfg.ShutdownGrace))
-		return fmt.Errorf("listen: %w", err)
-	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	log.Info("listening", "addr", ln.Addr().String())
@@ -139,7 +136,9 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 	if err := box.Wait(sctx); err != nil {
 		log.Warn("inline publishes still running; unconfirmed rows stay for the relay", "err", err)
 	}
-	closeAll(deadline)
+	within(deadline, log, "rabbitmq", func() { pub.Close() })
+	within(deadline, log, "redis", func() { rdb.Close() })
+	within(deadline, log, "postgres", pool.Close)
 	log.Info("stopped")
 	return failure
 }
