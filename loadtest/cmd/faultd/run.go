@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/oncepay/oncepay/loadtest/fault"
+	"github.com/oncepay/oncepay/loadtest/process"
+)
+
+// run serves the fault driver until ctx ends or SIGINT/SIGTERM arrives. It
+// writes JSON logs to stdout and one line per fault, for people, to stderr.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if len(args) > 1 {
+		fmt.Fprintln(stderr, "usage: faultd (configured by environment; see docs/demo.md)")
+		return fmt.Errorf("unexpected arguments %q", args[1:])
+	}
+	cfg, err := loadConfig(getenv)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(stdout, nil))
+
+	opt, _ := redis.ParseURL(cfg.RedisURL)
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+
+	if err := os.MkdirAll(filepath.Dir(cfg.EventsPath), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(cfg.EventsPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("fault log: %w", err)
+	}
+	defer f.Close()
+	events := fault.NewEventLog(f)
+
+	backend := process.New(process.Config{
+		RunDir: cfg.RunDir, Replicas: cfg.Replicas, Harness: cfg.Harness, HarnessEnv: cfg.HarnessEnv, Redis: rdb,
+	})
+	driver := fault.NewDriver(backend, backend, events, log, fault.DriverConfig{
+		WaitInFlight: cfg.WaitInFlight,
+		OnEvent:      func(e fault.Event) { fmt.Fprintf(stderr, "%s %s\n", e.Time.Format("15:04:05.000"), e) },
+	})
+	srv := &http.Server{
+		Handler: fault.NewServer(fault.ServerDeps{
+			Logger: log, Driver: driver, Events: events,
+			APIs: names(cfg.Replicas, "api"), Workers: names(cfg.Replicas, "worker"),
+		}),
+		ReadHeaderTimeout: 5 * time.Second,
+	}
+	ln, err := net.Listen("tcp", cfg.ListenAddr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	log.Info("listening", "addr", ln.Addr().String(), "events", cfg.EventsPath, "runtime", cfg.Runtime)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}

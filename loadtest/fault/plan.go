@@ -1,0 +1,148 @@
+package fault
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+)
+
+// Action is what a fault does.
+type Action string
+
+// The fault actions.
+const (
+	// ActionKill sends SIGKILL (or its runtime's equivalent) to one replica,
+	// after waiting, bounded, until it has work in flight.
+	ActionKill Action = "kill"
+	// ActionRestart stops a backing service cleanly and starts it again.
+	ActionRestart Action = "restart"
+	// ActionFlush deletes every key in Redis (FLUSHALL): the boundary
+	// forgets everything it knew.
+	ActionFlush Action = "flush"
+)
+
+// Step is one planned fault: do Action to Target At after the start.
+type Step struct {
+	AtMS   int64  `json:"at_ms"`
+	Action Action `json:"action"`
+	Target string `json:"target"` // a replica (api-1), or a service (rabbitmq, redis)
+}
+
+// At returns the step's offset from the start of the load.
+func (s Step) At() time.Duration { return time.Duration(s.AtMS) * time.Millisecond }
+
+func (s Step) String() string {
+	return fmt.Sprintf("%s %s %s", s.At(), s.Action, s.Target)
+}
+
+// PlanConfig shapes a schedule.
+type PlanConfig struct {
+	Duration time.Duration // how long the load runs
+	APIs     []string      // api replicas to kill, in turn
+	Workers  []string      // worker replicas to kill, in turn
+	// KillEvery is the gap between kills; zero means Duration/10, kept
+	// between 6 s and 18 s.
+	KillEvery time.Duration
+	Seed      uint64 // jitter of ±1 s on every kill; the same seed gives the same plan
+}
+
+// The backing-service faults happen once each, at these fractions of the
+// run. The FLUSHALL comes before the middle, so that the worker kills after
+// it leave leases behind that only a takeover can free (a FLUSHALL would
+// free them, and no takeover would be needed); the Redis restart keeps the
+// data (Redis saves it on SIGTERM).
+var serviceFaults = []struct {
+	at     float64
+	action Action
+	target string
+}{
+	{0.20, ActionRestart, "rabbitmq"},
+	{0.50, ActionFlush, "redis"},
+	{0.75, ActionRestart, "redis"},
+}
+
+// brokerOutage is how long a RabbitMQ restart keeps the workers idle (the
+// restart takes 10-15 s on a small machine): no worker is killed then,
+// since it would have nothing in flight.
+const brokerOutage = 16 * time.Second
+
+// minGap keeps a kill this far from a service fault, so the effects of the
+// two can be told apart on the timeline.
+const minGap = 4 * time.Second
+
+// Plan returns the fault schedule for one run, ordered by time: one restart
+// of RabbitMQ, one FLUSHALL of Redis and one restart of Redis at fixed
+// fractions of the run (20%, 50%, 75%), and kills every KillEvery in between, alternating api
+// and worker replicas (api-1, worker-1, api-2, worker-2, ...), except that
+// no worker is killed while the broker restarts, and the first kill after
+// the FLUSHALL is a worker's. Kills keep minGap from each other and from
+// the service faults. Nothing
+// happens in the first and last sixth of the run (at most 10 s and 15 s), so
+// the load is steady before the first fault and the last faults can land
+// before the load stops. It fails if the run is too short to hold one kill
+// of each kind besides the service faults, or a replica list is empty.
+func Plan(c PlanConfig) ([]Step, error) {
+	if len(c.APIs) == 0 || len(c.Workers) == 0 {
+		return nil, fmt.Errorf("plan: need at least one api and one worker replica")
+	}
+	lead := min(10*time.Second, c.Duration/6)
+	tail := min(15*time.Second, c.Duration/6)
+	every := c.KillEvery
+	if every <= 0 {
+		every = min(max(c.Duration/10, 6*time.Second), 18*time.Second)
+	}
+	rng := rand.New(rand.NewPCG(c.Seed, 0x6f6e6365))
+
+	var steps []Step
+	for _, f := range serviceFaults {
+		at := time.Duration(float64(c.Duration) * f.at).Round(time.Second)
+		steps = append(steps, Step{AtMS: at.Milliseconds(), Action: f.action, Target: f.target})
+	}
+	services := slices.Clone(steps)
+	// clear moves a kill that would land within minGap of a service fault
+	// to minGap after it.
+	clear := func(at time.Duration) time.Duration {
+		for _, s := range services {
+			if d := at - s.At(); d > -minGap && d < minGap {
+				return s.At() + minGap
+			}
+		}
+		return at
+	}
+	brokerAt, flushAt := services[0].At(), services[1].At()
+
+	kills, apiKills, workerKills := 0, 0, 0
+	workerTurn, last := false, time.Duration(-1)
+	for slot := lead; slot <= c.Duration-tail; slot += every {
+		at := slot + time.Duration(rng.Int64N(2001)-1000)*time.Millisecond
+		at = clear(max(lead, min(at, c.Duration-tail)))
+		if at > c.Duration-tail || (last >= 0 && at-last < minGap) {
+			continue
+		}
+		worker := workerTurn
+		if at > flushAt && last < flushAt {
+			worker = true
+		}
+		if at >= brokerAt && at < brokerAt+brokerOutage {
+			worker = false
+		}
+		var target string
+		if worker {
+			target = c.Workers[workerKills%len(c.Workers)]
+			workerKills++
+		} else {
+			target = c.APIs[apiKills%len(c.APIs)]
+			apiKills++
+		}
+		steps = append(steps, Step{AtMS: at.Milliseconds(), Action: ActionKill, Target: target})
+		kills++
+		workerTurn = !worker
+		last = at
+	}
+	if apiKills == 0 || workerKills == 0 {
+		return nil, fmt.Errorf("plan: %s leaves room for %d api and %d worker kill(s), want one of each at least; need a longer run (60s or more) or a shorter kill interval", c.Duration, apiKills, workerKills)
+	}
+	slices.SortStableFunc(steps, func(a, b Step) int { return int(a.AtMS - b.AtMS) })
+	return steps, nil
+}

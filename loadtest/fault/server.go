@@ -1,0 +1,98 @@
+package fault
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// ServerDeps are what the fault driver's HTTP interface needs.
+type ServerDeps struct {
+	Logger *slog.Logger
+	Driver *Driver
+	Events *EventLog
+	// APIs and Workers are the replica names a plan kills in turn.
+	APIs, Workers []string
+}
+
+// NewServer returns the fault driver's HTTP interface:
+//
+//	GET  /v1/schedule?duration=180s&seed=1  the plan for a run (Plan), {"steps":[...]}
+//	POST /v1/faults {"action","target"}     apply one fault now; 200 with the event, 500 with the event if it failed
+//	GET  /v1/events                          every event so far, {"events":[...]}
+//	GET  /livez, /readyz                     200
+func NewServer(d ServerDeps) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /v1/schedule", handleSchedule(d))
+	mux.Handle("POST /v1/faults", handleFault(d.Logger, d.Driver))
+	mux.Handle("GET /v1/events", handleEvents(d.Events))
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.Handle("GET /livez", ok)
+	mux.Handle("GET /readyz", ok)
+	return mux
+}
+
+func handleSchedule(d ServerDeps) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		dur, err := time.ParseDuration(q.Get("duration"))
+		if err != nil || dur <= 0 {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "duration must be a positive duration like 180s"})
+			return
+		}
+		var seed uint64
+		if s := q.Get("seed"); s != "" {
+			if _, err := fmt.Sscan(s, &seed); err != nil {
+				writeJSON(w, http.StatusBadRequest, map[string]string{"error": "seed must be a non-negative integer"})
+				return
+			}
+		}
+		every, _ := time.ParseDuration(q.Get("kill_every"))
+		steps, err := Plan(PlanConfig{Duration: dur, APIs: d.APIs, Workers: d.Workers, KillEvery: every, Seed: seed})
+		if err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string][]Step{"steps": steps})
+	})
+}
+
+func handleFault(log *slog.Logger, drv *Driver) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Action Action `json:"action"`
+			Target string `json:"target"`
+		}
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&req); err != nil || req.Target == "" {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": `body must be {"action": "kill|restart|flush", "target": "..."}`})
+			return
+		}
+		e, err := drv.Do(r.Context(), req.Action, req.Target)
+		switch {
+		case errors.Is(err, ErrUnknownAction):
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		case err != nil:
+			log.Error("fault failed", "action", req.Action, "target", req.Target, "err", err)
+			writeJSON(w, http.StatusInternalServerError, e)
+		default:
+			writeJSON(w, http.StatusOK, e)
+		}
+	})
+}
+
+func handleEvents(events *EventLog) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string][]Event{"events": events.Events()})
+	})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

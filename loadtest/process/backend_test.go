@@ -1,0 +1,179 @@
+package process_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/oncepay/oncepay/loadtest/process"
+)
+
+// startSleep starts `sleep 60` working in dir, reaped at cleanup.
+func startSleep(t *testing.T, dir string) *exec.Cmd {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sleep", "60")
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return cmd
+}
+
+func writePID(t *testing.T, dir string, pid int) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "child.pid"), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestKillReplica(t *testing.T) {
+	t.Parallel()
+	run := t.TempDir()
+	cmd := startSleep(t, filepath.Join(run, "api-1"))
+	writePID(t, filepath.Join(run, "api-1"), cmd.Process.Pid)
+	b := process.New(process.Config{RunDir: run, Replicas: map[string]process.Replica{"api-1": {Program: "sleep"}}})
+
+	pid, err := b.KillReplica(context.Background(), "api-1")
+	if err != nil {
+		t.Fatalf("KillReplica: %v", err)
+	}
+	if pid != cmd.Process.Pid {
+		t.Errorf("killed pid %d, want %d", pid, cmd.Process.Pid)
+	}
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.String() != "signal: killed" {
+		t.Errorf("sleep ended with %v, want signal: killed", err)
+	}
+}
+
+func TestKillReplicaRefusesStrangers(t *testing.T) {
+	t.Parallel()
+	run := t.TempDir()
+	elsewhere := startSleep(t, filepath.Join(run, "elsewhere"))
+	mine := startSleep(t, filepath.Join(run, "api-1"))
+	tests := []struct {
+		name    string
+		pidFile string // "" = no pid file
+		program string
+	}{
+		{"no pid file", "", "sleep"},
+		{"other program", strconv.Itoa(mine.Process.Pid), "api"},
+		{"other directory", strconv.Itoa(elsewhere.Process.Pid), "sleep"},
+		{"gone", "999999999", "sleep"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(run, "api-1")
+			_ = os.Remove(filepath.Join(dir, "child.pid"))
+			if tt.pidFile != "" {
+				if err := os.WriteFile(filepath.Join(dir, "child.pid"), []byte(tt.pidFile), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b := process.New(process.Config{RunDir: run, Replicas: map[string]process.Replica{"api-1": {Program: tt.program}}})
+			if _, err := b.KillReplica(context.Background(), "api-1"); !errors.Is(err, process.ErrNotRunning) {
+				t.Errorf("KillReplica: %v, want ErrNotRunning", err)
+			}
+		})
+	}
+	for _, c := range []*exec.Cmd{elsewhere, mine} {
+		if err := syscall.Kill(c.Process.Pid, 0); err != nil {
+			t.Errorf("pid %d: %v; it must have been left alone", c.Process.Pid, err)
+		}
+	}
+}
+
+// selfBackend describes the test process itself as replica "self": its pid
+// file names this process and its directory is the working directory.
+func selfBackend(t *testing.T, r process.Replica) *process.Backend {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := t.TempDir()
+	if err := os.Symlink(wd, filepath.Join(run, "self")); err != nil {
+		t.Fatal(err)
+	}
+	writePID(t, filepath.Join(run, "self"), os.Getpid())
+	r.Program = filepath.Base(exe)
+	return process.New(process.Config{RunDir: run, Replicas: map[string]process.Replica{"self": r}})
+}
+
+func TestInFlight(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			<-release
+		}
+		_, _ = io.WriteString(w, "ok")
+	}))
+	t.Cleanup(srv.Close)
+	_, p, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	port, _ := strconv.Atoi(p)
+
+	server := selfBackend(t, process.Replica{ServerPort: port})
+	client := selfBackend(t, process.Replica{UpstreamPort: port})
+	look := func(b *process.Backend) int {
+		t.Helper()
+		n, evidence, err := b.InFlight(context.Background(), "self")
+		if err != nil {
+			t.Fatalf("InFlight: %v", err)
+		}
+		t.Logf("InFlight: %d (%s)", n, evidence)
+		return n
+	}
+	// An answered request on a kept-alive connection is not work in flight.
+	res, err := srv.Client().Get(srv.URL + "/fast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	time.Sleep(20 * time.Millisecond) // leave the kernel tick of the answer
+	if n := look(server); n != 0 {
+		t.Errorf("idle: server side sees %d in flight, want 0", n)
+	}
+	if n := look(client); n != 0 {
+		t.Errorf("idle: client side sees %d in flight, want 0", n)
+	}
+
+	done := make(chan error, 1)
+	go func() {
+		res, err := srv.Client().Get(srv.URL + "/slow")
+		if err == nil {
+			res.Body.Close()
+		}
+		done <- err
+	}()
+	deadline := time.Now().Add(2 * time.Second)
+	for look(server) == 0 || look(client) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("a request waiting in the handler was never seen in flight on both sides")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
