@@ -1,0 +1,102 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// config is what verify reads from its flags and environment, once.
+type config struct {
+	RunDir      string          // -run-dir: records.log, faults.jsonl, summary.json, run.json in; report.json, report.txt, timeline.png out
+	RunID       string          // -run-id, default run.json's
+	PSPURL      string          // -psp
+	Queue       string          // -queue
+	RetryDelays []time.Duration // -retry-delays, as WORKER_RETRY_DELAYS
+	Drain       time.Duration   // -drain: limit of the drain
+	Faults      bool            // -faults: the run injected faults (invariant 6 applies)
+	K6Exit      int             // -k6-exit: k6's exit status, reported
+	DatabaseURL string          // DATABASE_URL
+	RedisURL    string          // REDIS_URL
+	AMQPURL     string          // AMQP_URL
+}
+
+// runInfo is run.json, written by the load-test runner.
+type runInfo struct {
+	RunID    string `json:"run_id"`
+	Duration string `json:"duration"`
+	Rate     int    `json:"rate"`
+	Faults   bool   `json:"faults"`
+}
+
+func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c config
+	var delays string
+	fs.StringVar(&c.RunDir, "run-dir", ".run/demo", "directory of the run's records; the report is written there too")
+	fs.StringVar(&c.RunID, "run-id", "", "run id (default: run.json's run_id)")
+	fs.StringVar(&c.PSPURL, "psp", "http://127.0.0.1:8090", "psp simulator base URL")
+	fs.StringVar(&c.Queue, "queue", "payments.charge", "the worker's queue (retry and dead-letter names derive from it)")
+	fs.StringVar(&delays, "retry-delays", "1s,5s,30s", "the worker's WORKER_RETRY_DELAYS")
+	fs.DurationVar(&c.Drain, "drain", 2*time.Minute, "how long to wait for payments to settle after the load")
+	fs.BoolVar(&c.Faults, "faults", true, "the run injected faults: fail unless one landed mid-request")
+	fs.IntVar(&c.K6Exit, "k6-exit", 0, "k6's exit status, for the report")
+	if err := fs.Parse(args[1:]); err != nil {
+		return config{}, err
+	}
+	var problems []error
+	if fs.NArg() > 0 {
+		problems = append(problems, fmt.Errorf("unexpected arguments %q", fs.Args()))
+	}
+	for _, d := range strings.Split(delays, ",") {
+		v, err := time.ParseDuration(strings.TrimSpace(d))
+		if err != nil || v <= 0 {
+			problems = append(problems, fmt.Errorf("-retry-delays: %q is not a positive duration", d))
+			continue
+		}
+		c.RetryDelays = append(c.RetryDelays, v)
+	}
+	if c.Drain <= 0 {
+		problems = append(problems, errors.New("-drain must be positive"))
+	}
+	c.DatabaseURL, c.RedisURL, c.AMQPURL = getenv("DATABASE_URL"), getenv("REDIS_URL"), getenv("AMQP_URL")
+	for name, v := range map[string]string{"DATABASE_URL": c.DatabaseURL, "REDIS_URL": c.RedisURL, "AMQP_URL": c.AMQPURL} {
+		if v == "" {
+			problems = append(problems, fmt.Errorf("%s is required (eval \"$(scripts/local env)\")", name))
+		}
+	}
+	if c.RunID == "" {
+		info, err := readRunInfo(c.RunDir)
+		switch {
+		case err != nil:
+			problems = append(problems, err)
+		case info.RunID == "":
+			problems = append(problems, fmt.Errorf("%s has no run_id", filepath.Join(c.RunDir, "run.json")))
+		default:
+			c.RunID = info.RunID
+		}
+	}
+	if len(problems) > 0 {
+		return config{}, fmt.Errorf("configuration: %w", errors.Join(problems...))
+	}
+	return c, nil
+}
+
+func readRunInfo(dir string) (runInfo, error) {
+	var info runInfo
+	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		return info, fmt.Errorf("run info (give -run-id or run the load first): %w", err)
+	}
+	if err := json.Unmarshal(b, &info); err != nil {
+		return info, fmt.Errorf("%s: %w", filepath.Join(dir, "run.json"), err)
+	}
+	return info, nil
+}

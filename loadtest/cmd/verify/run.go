@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/oncepay/oncepay/loadtest/fault"
+	"github.com/oncepay/oncepay/loadtest/record"
+	"github.com/oncepay/oncepay/loadtest/timeline"
+	"github.com/oncepay/oncepay/loadtest/verify"
+)
+
+// errViolations is returned when the report lists violations.
+var errViolations = errors.New("invariants violated")
+
+// run drains, collects, checks and reports. The report goes to stdout,
+// progress to stderr. It returns errViolations when the check fails.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cfg, err := loadConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+
+	attempts, err := record.ReadFile(filepath.Join(cfg.RunDir, "records.log"))
+	if err != nil {
+		return err
+	}
+	faults, err := fault.ReadEvents(filepath.Join(cfg.RunDir, "faults.jsonl"))
+	if err != nil {
+		return err
+	}
+
+	db, err := pgxpool.New(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	defer db.Close()
+	opt, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return fmt.Errorf("REDIS_URL: %w", err)
+	}
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	conn, err := amqp.Dial(cfg.AMQPURL)
+	if err != nil {
+		return fmt.Errorf("rabbitmq: %w", err)
+	}
+	defer conn.Close()
+	src := verify.Sources{
+		DB: db, Redis: rdb, AMQP: conn,
+		Queues: verify.DefaultQueues(cfg.Queue, cfg.RetryDelays),
+		PSP:    verify.Ledger{URL: cfg.PSPURL},
+	}
+
+	fmt.Fprintf(stderr, "verify: run %s: %d client attempts, %d faults; draining (limit %s) ...\n", cfg.RunID, len(attempts.Attempts), len(faults), cfg.Drain)
+	last := time.Now()
+	drain, err := verify.Drain(ctx, src, cfg.RunID, verify.DrainConfig{Limit: cfg.Drain, Progress: func(r verify.DrainResult) {
+		if time.Since(last) >= 5*time.Second {
+			last = time.Now()
+			fmt.Fprintf(stderr, "verify: drain %s: %d pending, %d unpublished, %d queued, %d stale boundary stages\n",
+				r.Took.Round(time.Second), r.Pending, r.Unpublished, r.Queued, r.Stale)
+		}
+	}})
+	if err != nil {
+		fmt.Fprintf(stderr, "verify: drain: %v (checking what there is)\n", err)
+	}
+	s, err := verify.Collect(ctx, src, cfg.RunID)
+	if err != nil {
+		return err
+	}
+	s.Attempts, s.Faults, s.Drain, s.ExpectFaults = attempts.Attempts, faults, drain, cfg.Faults
+	r := verify.Check(s)
+
+	var text bytes.Buffer
+	if err := r.WriteText(&text); err != nil {
+		return err
+	}
+	if cfg.K6Exit != 0 {
+		fmt.Fprintf(&text, "\nk6 exited with status %d (99: a threshold failed; see k6.log and summary.json)\n", cfg.K6Exit)
+	}
+	if _, err := stdout.Write(text.Bytes()); err != nil {
+		return err
+	}
+	if err := write(cfg.RunDir, r, text.Bytes(), s); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nreport: %s  timeline: %s\n",
+		filepath.Join(cfg.RunDir, "report.json"), filepath.Join(cfg.RunDir, "timeline.png"))
+	if !r.Pass {
+		return fmt.Errorf("%w: %d violation(s)", errViolations, len(r.Violations))
+	}
+	return nil
+}
+
+// write stores the report as JSON and text, and the timeline as PNG.
+func write(dir string, r verify.Report, text []byte, s verify.Snapshot) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "report.txt"), text, 0o644); err != nil {
+		return err
+	}
+	var settled []time.Time
+	for _, p := range s.Payments {
+		if p.Status != "pending" {
+			settled = append(settled, p.UpdatedAt)
+		}
+	}
+	var markers []timeline.Marker
+	for _, f := range r.Faults {
+		markers = append(markers, timeline.Marker{At: f.At, Label: string(f.Action) + " " + f.Target, Kind: string(f.Action)})
+	}
+	verdict := "PASS"
+	if n := len(r.Violations); n == 1 {
+		verdict = "FAIL, 1 violation"
+	} else if n > 1 {
+		verdict = fmt.Sprintf("FAIL, %d violations", n)
+	}
+	title := fmt.Sprintf("oncepay fault test %s: %s · %d cut off in flight · %d lease takeovers", r.RunID, verdict, r.Requests.CutOff, len(r.Takeovers))
+	var png bytes.Buffer
+	if err := timeline.Render(&png, timeline.Build(r.Start, s.Attempts, settled), markers, title, 12*timeline.Inch, 5*timeline.Inch); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "timeline.png"), png.Bytes(), 0o644)
+}

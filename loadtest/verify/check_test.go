@@ -1,0 +1,249 @@
+package verify_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/oncepay/oncepay/loadtest/fault"
+	"github.com/oncepay/oncepay/loadtest/record"
+	"github.com/oncepay/oncepay/loadtest/verify"
+)
+
+var t0 = time.Date(2025, 11, 21, 8, 0, 0, 0, time.UTC)
+
+func ms(d time.Duration) float64 { return float64(t0.Add(d).UnixMicro()) / 1000 }
+
+// clean is a small run where every invariant holds: pay_1 succeeded after a
+// cut-off and a replay, pay_2 was declined, and merchant_b used pay_1's key
+// string for its own pay_3.
+func clean() verify.Snapshot {
+	ok := func(at time.Duration, merchant, key string, amount int64, id, body string, n int, replayed bool) record.Attempt {
+		return record.Attempt{Kind: "attempt", TS: ms(at), Scenario: "steady", Merchant: merchant, Key: key, Amount: amount, N: n,
+			Target: "127.0.0.1:8080", Status: 202, Class: record.ClassOK, PaymentID: id, BodySHA256: body, Replayed: replayed,
+			Final: true, Outcome: record.OutcomeOK}
+	}
+	cut := record.Attempt{Kind: "attempt", TS: ms(0), Scenario: "steady", Merchant: "merchant_a", Key: "r1-1", Amount: 1000, N: 1,
+		Target: "127.0.0.1:8080", Class: record.ClassCutOff, ErrorCode: 1000, Error: "EOF"}
+	return verify.Snapshot{
+		RunID: "r1",
+		Now:   t0.Add(time.Minute),
+		Payments: []verify.Payment{
+			{ID: "pay_1", Merchant: "merchant_a", Key: "r1-1", Amount: 1000, Currency: "EUR", Status: "succeeded", PSPChargeID: "ch_1", ResponseStatus: 202, ResponseSHA256: "h1", CreatedAt: t0.Add(time.Second)},
+			{ID: "pay_2", Merchant: "merchant_a", Key: "r1-2", Amount: 402, Currency: "EUR", Status: "failed", ResponseStatus: 202, ResponseSHA256: "h2", CreatedAt: t0.Add(2 * time.Second)},
+			{ID: "pay_3", Merchant: "merchant_b", Key: "r1-1", Amount: 1000, Currency: "EUR", Status: "succeeded", PSPChargeID: "ch_3", ResponseStatus: 202, ResponseSHA256: "h3", CreatedAt: t0.Add(3 * time.Second)},
+		},
+		Outbox:    []verify.OutboxRow{{ID: 1, PaymentID: "pay_1", Published: true}, {ID: 2, PaymentID: "pay_2", Published: true}, {ID: 3, PaymentID: "pay_3", Published: true}},
+		Takeovers: []verify.Takeover{{PaymentID: "pay_1", Attempt: 2, Worker: "worker-2", TakenAt: t0.Add(20 * time.Second)}},
+		Charges: []verify.Charge{
+			{ID: "ch_1", IdempotencyKey: "merchant_a:r1-1", Reference: "pay_1", Amount: 1000, Currency: "EUR"},
+			{ID: "ch_3", IdempotencyKey: "merchant_b:r1-1", Reference: "pay_3", Amount: 1000, Currency: "EUR"},
+		},
+		PSPCalls: map[string]int{"charged": 2, "declined": 1, "replayed": 1},
+		Boundary: []verify.Stage{
+			{Key: "idem:v1:{merchant_a:r1-1}", Stage: "api", State: "C", Attempt: 2},
+			{Key: "idem:v1:{merchant_a:r1-1}", Stage: "charge", State: "C", Attempt: 2},
+			{Key: "idem:v1:{merchant_a:r1-2}", Stage: "api", State: "C", Attempt: 1},
+			{Key: "idem:v1:{merchant_b:r1-1}", Stage: "charge", State: "P", Lease: t0.Add(2 * time.Minute), Attempt: 1},
+		},
+		Queues: []verify.Queue{{Name: "payments.charge"}, {Name: "payments.charge.dlq"}},
+		Attempts: []record.Attempt{
+			cut,
+			ok(2*time.Second, "merchant_a", "r1-1", 1000, "pay_1", "h1", 2, false),
+			ok(2500*time.Millisecond, "merchant_a", "r1-2", 402, "pay_2", "h2", 1, false),
+			ok(3*time.Second, "merchant_b", "r1-1", 1000, "pay_3", "h3", 1, false),
+			ok(4*time.Second, "merchant_a", "r1-1", 1000, "pay_1", "h1", 1, true),
+		},
+		Faults: []fault.Event{
+			{Seq: 1, Time: t0.Add(time.Second), Action: fault.ActionKill, Target: "api-1", PID: 42, MidRequest: new(true), InFlight: 1},
+		},
+		Drain:        verify.DrainResult{Took: 3 * time.Second, Limit: time.Minute, Complete: true},
+		ExpectFaults: true,
+	}
+}
+
+func TestCheckClean(t *testing.T) {
+	t.Parallel()
+	r := verify.Check(clean())
+	if !r.Pass || len(r.Violations) != 0 {
+		t.Fatalf("clean run: Pass=%v, violations %+v", r.Pass, r.Violations)
+	}
+	want := verify.Payments{Total: 3, Succeeded: 2, Failed: 1}
+	if diff := cmp.Diff(want, r.Payments); diff != "" {
+		t.Errorf("payments (-want +got):\n%s", diff)
+	}
+	if r.Requests.CutOff != 1 || r.Requests.Replays != 1 || r.Requests.Logical != 4 || r.Requests.Retries != 1 {
+		t.Errorf("requests = %+v; want 1 cut-off, 1 replay, 4 logical, 1 retry", r.Requests)
+	}
+	if r.Boundary != (verify.Boundary{Records: 3, Completed: 3, PendingLive: 1}) {
+		t.Errorf("boundary = %+v", r.Boundary)
+	}
+	if len(r.Faults) != 1 || r.Faults[0].At != time.Second {
+		t.Errorf("faults = %+v, want one at t+1s", r.Faults)
+	}
+}
+
+func TestCheckViolations(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		mutate func(s *verify.Snapshot)
+		want   []verify.Violation // Detail is not compared
+	}{
+		{
+			name: "lost payment: a 2xx with no row",
+			mutate: func(s *verify.Snapshot) {
+				s.Attempts = append(s.Attempts, record.Attempt{Kind: "attempt", TS: ms(5 * time.Second), Merchant: "merchant_a", Key: "r1-9",
+					Amount: 700, N: 1, Status: 202, Class: record.ClassOK, PaymentID: "pay_9", BodySHA256: "h9", Final: true, Outcome: record.OutcomeOK})
+			},
+			want: []verify.Violation{{Invariant: 1, Kind: verify.KindLostPayment, IDs: []string{"pay_9", "merchant_a:r1-9"}}},
+		},
+		{
+			name:   "amount differs",
+			mutate: func(s *verify.Snapshot) { s.Attempts[4].Amount = 999 },
+			want:   []verify.Violation{{Invariant: 1, Kind: verify.KindAmountDiffers, IDs: []string{"pay_1", "merchant_a:r1-1"}}},
+		},
+		{
+			name:   "answered with another merchant's payment",
+			mutate: func(s *verify.Snapshot) { s.Attempts[3].PaymentID, s.Attempts[3].BodySHA256 = "pay_1", "h1" },
+			want: []verify.Violation{
+				{Invariant: 1, Kind: verify.KindWrongPayment, IDs: []string{"pay_1", "merchant_b:r1-1", "merchant_a:r1-1"}},
+			},
+		},
+		{
+			name:   "mismatched replay",
+			mutate: func(s *verify.Snapshot) { s.Attempts[4].BodySHA256 = "hX" },
+			want: []verify.Violation{
+				{Invariant: 2, Kind: verify.KindReplayDiffers, IDs: []string{"merchant_a:r1-1", "sha256:h1", "sha256:hX"}},
+				{Invariant: 2, Kind: verify.KindStoredDiffers, IDs: []string{"pay_1", "merchant_a:r1-1"}},
+			},
+		},
+		{
+			name: "one key, two payments",
+			mutate: func(s *verify.Snapshot) {
+				s.Payments = append(s.Payments, verify.Payment{ID: "pay_4", Merchant: "merchant_a", Key: "r1-1", Amount: 1000, Currency: "EUR", Status: "failed", ResponseStatus: 202, ResponseSHA256: "h4"})
+				s.Outbox = append(s.Outbox, verify.OutboxRow{ID: 4, PaymentID: "pay_4", Published: true})
+			},
+			want: []verify.Violation{{Invariant: 2, Kind: verify.KindDuplicatePayments, IDs: []string{"merchant_a:r1-1", "pay_1", "pay_4"}}},
+		},
+		{
+			name: "double charge",
+			mutate: func(s *verify.Snapshot) {
+				s.Charges = append(s.Charges, verify.Charge{ID: "ch_1b", IdempotencyKey: "merchant_a:r1-1", Reference: "pay_1", Amount: 1000, Currency: "EUR"})
+			},
+			want: []verify.Violation{{Invariant: 3, Kind: verify.KindDoubleCharge, IDs: []string{"pay_1", "ch_1", "ch_1b"}}},
+		},
+		{
+			name: "failed but charged",
+			mutate: func(s *verify.Snapshot) {
+				s.Charges = append(s.Charges, verify.Charge{ID: "ch_2", IdempotencyKey: "merchant_a:r1-2", Reference: "pay_2", Amount: 402, Currency: "EUR"})
+			},
+			want: []verify.Violation{{Invariant: 3, Kind: verify.KindFailedCharged, IDs: []string{"pay_2", "ch_2"}}},
+		},
+		{
+			name:   "succeeded without a charge",
+			mutate: func(s *verify.Snapshot) { s.Charges = s.Charges[1:] },
+			want:   []verify.Violation{{Invariant: 3, Kind: verify.KindSucceededNoCharge, IDs: []string{"pay_1", "merchant_a:r1-1"}}},
+		},
+		{
+			name:   "charged another amount",
+			mutate: func(s *verify.Snapshot) { s.Charges[0].Amount = 10 },
+			want:   []verify.Violation{{Invariant: 3, Kind: verify.KindChargeAmount, IDs: []string{"pay_1", "ch_1"}}},
+		},
+		{
+			name: "stuck pending",
+			mutate: func(s *verify.Snapshot) {
+				s.Payments[2].Status = "pending"
+				s.Charges = s.Charges[:1]
+			},
+			want: []verify.Violation{{Invariant: 4, Kind: verify.KindStuckPending, IDs: []string{"pay_3", "merchant_b:r1-1"}}},
+		},
+		{
+			name: "pending but dead-lettered is reported, not a violation",
+			mutate: func(s *verify.Snapshot) {
+				s.Payments[2].Status = "pending"
+				s.Charges = s.Charges[:1]
+				s.DeadLetters = []verify.DeadLetter{{MessageID: "pay_3", Reason: "delivery_limit"}}
+			},
+		},
+		{
+			name:   "boundary record pending past its lease",
+			mutate: func(s *verify.Snapshot) { s.Boundary[3].Lease = s.Now.Add(-3 * time.Second) },
+			want:   []verify.Violation{{Invariant: 5, Kind: verify.KindStaleBoundary, IDs: []string{"idem:v1:{merchant_b:r1-1}", "charge"}}},
+		},
+		{
+			name:   "unpublished outbox row",
+			mutate: func(s *verify.Snapshot) { s.Outbox[1].Published = false },
+			want:   []verify.Violation{{Invariant: 5, Kind: verify.KindUnpublishedOutbox, IDs: []string{"2", "pay_2"}}},
+		},
+		{
+			name:   "payment without an outbox row",
+			mutate: func(s *verify.Snapshot) { s.Outbox = s.Outbox[:2] },
+			want:   []verify.Violation{{Invariant: 5, Kind: verify.KindNoOutbox, IDs: []string{"pay_3"}}},
+		},
+		{
+			name: "no fault landed",
+			mutate: func(s *verify.Snapshot) {
+				s.Attempts = s.Attempts[1:]
+				s.Takeovers = nil
+			},
+			want: []verify.Violation{{Invariant: 6, Kind: verify.KindNothingLanded}},
+		},
+		{
+			name: "nothing landed is fine without faults",
+			mutate: func(s *verify.Snapshot) {
+				s.Attempts, s.Takeovers, s.Faults, s.ExpectFaults = s.Attempts[1:], nil, nil, false
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := clean()
+			tt.mutate(&s)
+			r := verify.Check(s)
+			for i := range r.Violations {
+				if r.Violations[i].Detail == "" {
+					t.Errorf("violation %+v has no detail", r.Violations[i])
+				}
+				r.Violations[i].Detail = ""
+			}
+			if diff := cmp.Diff(tt.want, r.Violations); diff != "" {
+				t.Errorf("violations (-want +got):\n%s", diff)
+			}
+			if r.Pass != (len(tt.want) == 0) {
+				t.Errorf("Pass = %v with %d violations", r.Pass, len(tt.want))
+			}
+		})
+	}
+}
+
+func TestWriteText(t *testing.T) {
+	t.Parallel()
+	s := clean()
+	s.Charges = append(s.Charges, verify.Charge{ID: "ch_1b", IdempotencyKey: "merchant_a:r1-1", Reference: "pay_1", Amount: 1000, Currency: "EUR"})
+	var buf bytes.Buffer
+	if err := verify.Check(s).WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{
+		"run r1: FAIL (1 violation)",
+		"transport  cut off in flight 1 (127.0.0.1:8080 1)",
+		"payments   3: succeeded 2 · failed 1 · pending 0 (dead-lettered 0)",
+		"psp        4 calls (charged 2 · declined 1 · replayed 1) -> 3 effective charges",
+		"t+1.0s    kill    api-1     pid 42, mid-request (1 in flight, seen after 0ms)",
+		"t+20.0s   pay_1 attempt 2 by worker-2",
+		"VIOLATED (1)",
+		"[3 double_charge] payment pay_1 was charged 2 times (ch_1 1000 EUR, ch_1b 1000 EUR)",
+		"ids: pay_1 ch_1 ch_1b",
+		"[1 cut off, 1 takeovers]",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -1,0 +1,74 @@
+package verify
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Ledger reads the psp simulator's ledger over its admin API.
+type Ledger struct {
+	URL    string // e.g. http://127.0.0.1:8090
+	Client *http.Client
+}
+
+type ledgerJSON struct {
+	Calls []struct {
+		IdempotencyKey *string `json:"idempotency_key"`
+		Reference      *string `json:"reference"`
+		Outcome        string  `json:"outcome"`
+	} `json:"calls"`
+	Charges []Charge `json:"charges"`
+}
+
+// read returns the run's effective charges and its calls by outcome. A
+// call or charge belongs to the run when its idempotency key is
+// <merchant>:<run id>-..., or its reference is one of the run's payments.
+func (p Ledger) read(ctx context.Context, runID string, payments map[string]bool) ([]Charge, map[string]int, error) {
+	client := p.Client
+	if client == nil {
+		client = &http.Client{Timeout: 30 * time.Second}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(p.URL, "/")+"/admin/ledger", nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		return nil, nil, fmt.Errorf("psp ledger: %w", err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return nil, nil, fmt.Errorf("psp ledger: %s", res.Status)
+	}
+	var l ledgerJSON
+	if err := json.NewDecoder(res.Body).Decode(&l); err != nil {
+		return nil, nil, fmt.Errorf("psp ledger: %w", err)
+	}
+	mine := func(key, ref *string) bool {
+		if ref != nil && payments[*ref] {
+			return true
+		}
+		if key == nil {
+			return false
+		}
+		_, rest, ok := strings.Cut(*key, ":")
+		return ok && (runID == "" || strings.HasPrefix(rest, runID+"-"))
+	}
+	calls := map[string]int{}
+	for _, c := range l.Calls {
+		if mine(c.IdempotencyKey, c.Reference) {
+			calls[c.Outcome]++
+		}
+	}
+	var charges []Charge
+	for _, c := range l.Charges {
+		if mine(&c.IdempotencyKey, &c.Reference) {
+			charges = append(charges, c)
+		}
+	}
+	return charges, calls, nil
+}

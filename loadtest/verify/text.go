@@ -1,0 +1,186 @@
+package verify
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/oncepay/oncepay/loadtest/fault"
+	"github.com/oncepay/oncepay/loadtest/record"
+)
+
+// invariants are the one-line statements of the checked invariants, by number.
+var invariants = []string{
+	1: "every 2xx the client saw maps to one payment row, same id and amount",
+	2: "one payment per (merchant, key); every replay byte-identical",
+	3: "at most one effective charge per payment; succeeded <=> charged once",
+	4: "every payment terminal after the drain (or dead-lettered, by id)",
+	5: "no boundary record PENDING past its lease; outbox fully published",
+	6: "faults landed mid-request (cut-off requests, lease takeovers)",
+}
+
+// WriteText writes r for people: counts, faults, takeovers, one line per
+// invariant, and every violation with its ids.
+func (r Report) WriteText(w io.Writer) error {
+	p := &printer{w: w}
+	verdict := "PASS"
+	if !r.Pass {
+		verdict = fmt.Sprintf("FAIL (%d violation%s)", len(r.Violations), plural(len(r.Violations)))
+	}
+	p.f("oncepay fault test, run %s: %s\n\n", r.RunID, verdict)
+
+	q := r.Requests
+	p.f("load       %s, %d logical requests, %d HTTP attempts (%d retries)\n", r.Span.Round(time.Second), q.Logical, q.Attempts, q.Retries)
+	p.f("  outcomes   %s\n", counts(q.ByOutcome, []record.Outcome{record.OutcomeOK, record.OutcomeRejected, record.OutcomeGaveUp}))
+	p.f("  scenarios  %s\n", counts(q.ByScenario, nil))
+	p.f("  answers    2xx %d (replayed %d) · 409 in flight %d · 422 key reused %d · 503 %d · other 5xx %d · other 4xx %d\n",
+		q.ByClass[record.ClassOK], q.Replays, q.Conflicts, q.Mismatches, q.ByClass[record.ClassUnavailable],
+		q.ByClass[record.ClassServerError], q.ByClass[record.ClassClientError])
+	p.f("  transport  cut off in flight %d%s · refused %d · timed out %d · other %d\n",
+		q.CutOff, paren(counts(q.CutOffByTarget, nil)), q.Refused, q.Timeouts, q.ByClass[record.ClassTransport])
+	p.f("\n")
+
+	pay := r.Payments
+	p.f("payments   %d: succeeded %d · failed %d · pending %d (dead-lettered %d)\n", pay.Total, pay.Succeeded, pay.Failed, pay.Pending, pay.DeadLettered)
+	p.f("psp        %d calls%s -> %d effective charges\n", r.PSP.Calls, paren(counts(r.PSP.ByOutcome, nil)), r.PSP.Charges)
+	state := "complete"
+	if !r.Drain.Complete {
+		state = fmt.Sprintf("INCOMPLETE: %d pending, %d unpublished, %d queued, %d boundary stages pending past their lease",
+			r.Drain.Pending, r.Drain.Unpublished, r.Drain.Queued, r.Drain.Stale)
+	}
+	p.f("drain      %s (limit %s): %s\n", r.Drain.Took.Round(100*time.Millisecond), r.Drain.Limit, state)
+	var qs []string
+	for _, x := range r.Queues {
+		if x.Missing {
+			qs = append(qs, x.Name+" missing")
+			continue
+		}
+		qs = append(qs, fmt.Sprintf("%s %d", x.Name, x.Messages))
+	}
+	p.f("queues     %s\n", orNone(strings.Join(qs, " · ")))
+	b := r.Boundary
+	p.f("boundary   %d records: %d stages completed, %d pending with a live lease, %d pending past the lease\n",
+		b.Records, b.Completed, b.PendingLive, b.PendingStale)
+	p.f("\n")
+
+	mid := 0
+	for _, f := range r.Faults {
+		if f.MidRequest != nil && *f.MidRequest {
+			mid++
+		}
+	}
+	p.f("faults (%d, %d kills landed mid-request)\n", len(r.Faults), mid)
+	for _, f := range r.Faults {
+		p.f("  %-9s %s\n", fmt.Sprintf("t+%.1fs", f.At.Seconds()), describe(f.Event))
+	}
+	p.f("worker lease takeovers (%d)\n", len(r.Takeovers))
+	for _, t := range r.Takeovers {
+		p.f("  %-9s %s attempt %d by %s\n", fmt.Sprintf("t+%.1fs", t.TakenAt.Sub(r.Start).Seconds()), t.PaymentID, t.Attempt, t.Worker)
+	}
+	if len(r.DeadLetter) > 0 {
+		p.f("dead-lettered messages (%d)\n", len(r.DeadLetter))
+		for _, d := range r.DeadLetter {
+			p.f("  %s %s\n", d.MessageID, d.Reason)
+		}
+	}
+	p.f("\n")
+
+	byInv := map[int]int{}
+	for _, v := range r.Violations {
+		byInv[v.Invariant]++
+	}
+	p.f("invariants\n")
+	for i := 1; i < len(invariants); i++ {
+		status := "ok"
+		if n := byInv[i]; n > 0 {
+			status = fmt.Sprintf("VIOLATED (%d)", n)
+		}
+		note := ""
+		if i == 6 {
+			note = fmt.Sprintf(" [%d cut off, %d takeovers]", q.CutOff, len(r.Takeovers))
+		}
+		p.f("  %d %-70s %s%s\n", i, invariants[i], status, note)
+	}
+	if len(r.Violations) > 0 {
+		p.f("\nviolations (%d)\n", len(r.Violations))
+		for _, v := range r.Violations {
+			p.f("  [%d %s] %s\n", v.Invariant, v.Kind, v.Detail)
+			if len(v.IDs) > 0 {
+				p.f("      ids: %s\n", strings.Join(v.IDs, " "))
+			}
+		}
+	}
+	return p.err
+}
+
+// describe is one fault on one line.
+func describe(e fault.Event) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-7s %-9s", e.Action, e.Target)
+	switch e.Action {
+	case fault.ActionKill:
+		if e.PID != 0 {
+			fmt.Fprintf(&b, " pid %d", e.PID)
+		}
+		if e.MidRequest != nil && *e.MidRequest {
+			fmt.Fprintf(&b, ", mid-request (%d in flight, seen after %dms)", e.InFlight, e.WaitedMS)
+		} else {
+			fmt.Fprintf(&b, ", NOT seen mid-request (waited %dms)", e.WaitedMS)
+		}
+	default:
+		fmt.Fprintf(&b, " took %.1fs", float64(e.TookMS)/1000)
+	}
+	if e.Error != "" {
+		fmt.Fprintf(&b, " FAILED: %s", e.Error)
+	}
+	return b.String()
+}
+
+// counts formats a count map as "a 1 · b 2", in the given order first, then
+// the remaining keys by name; zero counts are left out.
+func counts[K ~string](m map[K]int, order []K) string {
+	var parts []string
+	seen := map[K]bool{}
+	for _, k := range order {
+		seen[k] = true
+		if m[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", strings.ReplaceAll(string(k), "_", " "), m[k]))
+		}
+	}
+	rest := slices.SortedFunc(maps.Keys(m), func(a, b K) int { return cmp.Compare(a, b) })
+	for _, k := range rest {
+		if !seen[k] && m[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", strings.ReplaceAll(string(k), "_", " "), m[k]))
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+func paren(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) f(format string, args ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format, args...)
+	}
+}
