@@ -84,3 +84,52 @@ harness-status: ## show whether each harness service runs, its pid and port
 clean: ## stop the harness, then delete .run (all local state) and bin
 	ONCEPAY_RUN_DIR=$(CURDIR)/.run $(HARNESS) down
 	rm -rf .run bin
+
+# ---------------------------------------------------------------------------
+# local runtime, load and fault tests (scripts/local, loadtest/run, docs/demo.md)
+
+RUNTIME  ?= local
+DURATION ?= 180s
+RATE     ?= 50
+DRAIN    ?= 120s
+LOADTEST := RUNTIME=$(RUNTIME) DURATION=$(DURATION) RATE=$(RATE) DRAIN=$(DRAIN) loadtest/run
+
+.PHONY: up
+up: ## start oncepay locally: 2 api, 2 worker, psp on their own harness (RUNTIME=local)
+	RUNTIME=$(RUNTIME) scripts/local up
+
+.PHONY: down
+down: ## stop the local runtime: exactly the processes it started, then its harness
+	RUNTIME=$(RUNTIME) scripts/local down
+
+.PHONY: status
+status: ## show each local process: state, pid, restarts, readiness
+	RUNTIME=$(RUNTIME) scripts/local status
+
+.PHONY: logs
+logs: ## follow the logs of every local process
+	RUNTIME=$(RUNTIME) scripts/local logs
+
+.PHONY: k6
+k6: ## build the pinned k6 (v1.8.1) into bin/ once (takes minutes; kept afterwards)
+	loadtest/run k6
+
+.PHONY: loadtest
+loadtest: k6 ## load without faults (DURATION, RATE), then verify; leaves the stack up
+	$(LOADTEST) load
+
+.PHONY: chaos
+chaos: k6 ## load with faults: kills, RabbitMQ/Redis restarts, FLUSHALL; then verify; leaves the stack up
+	$(LOADTEST) chaos
+
+.PHONY: demo
+demo: k6 ## up + 3 min k6 fault test + drain + invariant report and timeline (.run/demo); leaves the stack up
+	$(LOADTEST) chaos
+
+.PHONY: verify
+verify: ## check the last run's invariants again and rewrite its report (.run/demo)
+	DRAIN=$(DRAIN) loadtest/run verify
+
+.PHONY: test-demo
+test-demo: k6 ## CI: a short fault run (60s load, 90s drain limit) that fails on any violation; stops the stack after
+	RUNTIME=local DURATION=60s RATE=30 DRAIN=90s loadtest/run chaos --down
