@@ -324,12 +324,13 @@ func newPublisher(t testing.TB, url string) *publisher {
 
 func (p *publisher) publish(t testing.TB, exchange, key string, msg amqp.Publishing) {
 	t.Helper()
-	for attempt := 0; ; attempt++ {
+	deadline := time.Now().Add(amqpPatience) // a broker restart takes about 15s
+	for {
 		err := p.try(exchange, key, msg)
 		if err == nil {
 			return
 		}
-		if attempt == 120 { // 30s: a broker restart takes about 15s
+		if time.Now().After(deadline) {
 			t.Fatalf("publish: %v", err)
 		}
 		if p.conn != nil {

@@ -21,7 +21,8 @@ func TestBoundaryAloneWithoutPSPIdempotency(t *testing.T) {
 	// A rogue consumer on the same queue nacks (requeues) what it gets:
 	// injected redeliveries, carrying x-delivery-count.
 	ctx, stopChaos := context.WithCancel(context.Background())
-	chaosDone := make(chan int)
+	t.Cleanup(stopChaos)
+	chaosDone := make(chan int, 1)
 	go func() { chaosDone <- requeueSome(ctx, t, e.amqpURL, e.topo.Queue, 40) }()
 
 	const n = 15

@@ -45,7 +45,7 @@ func TestLostLeaseWritesNothing(t *testing.T) {
 	}
 	psp := stuckPSP{called: make(chan struct{})}
 	h := charge.NewHandler(charge.Deps{
-		Boundary: idem.New(rdb, idem.Config{Lease: 600 * time.Millisecond, Timeout: 200 * time.Millisecond}),
+		Boundary: idem.New(rdb, idem.Config{Lease: 1500 * time.Millisecond, Timeout: time.Second}),
 		Payments: payments.New(e.db), PSP: psp, PSPTimeout: 30 * time.Second, Instance: "lost",
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: m,
 	})
@@ -61,7 +61,13 @@ func TestLostLeaseWritesNothing(t *testing.T) {
 		o, err := h.Handle(context.Background(), consumer.Message{ID: msg.MessageId, Headers: msg.Headers, Body: msg.Body, Attempt: 1})
 		done <- result{o, err}
 	}()
-	<-psp.called
+	select {
+	case <-psp.called:
+	case r := <-done:
+		t.Fatalf("handler returned %q, %v before calling the psp", r.outcome, r.err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("handler never called the psp")
+	}
 	hash := "idem:v1:{" + e.merchant + ":" + p.Key + "}"
 	if err := e.redis.HSet(context.Background(), hash, "charge:owner", "thief").Err(); err != nil {
 		t.Fatal(err)
