@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,7 +16,10 @@ import (
 func TestWorkerKilledMidChargeIsTakenOver(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, map[string]string{"PSP_LATENCY": "3s"})
-	bin := bins.binary(t, "worker", "github.com/oncepay/oncepay/services/worker")
+	bin := filepath.Join(t.TempDir(), "worker")
+	if err := goBuild(t, bin, "github.com/oncepay/oncepay/services/worker"); err != nil {
+		t.Fatal(err)
+	}
 	short := map[string]string{"IDEM_LEASE": "2s", "IDEM_TIMEOUT": "300ms"}
 	a := startProcess(t, "worker-a", bin, e.workerEnv("worker-a", short))
 	waitReady(t, a.addr, 10*time.Second)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -39,7 +40,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// binary returns the path of the built command pkg (a Go import path).
+// binary returns the path of the built command pkg (a Go import path),
+// building it once per test run.
 func (b *builds) binary(t testing.TB, name, pkg string) string {
 	t.Helper()
 	b.mu.Lock()
@@ -50,20 +52,28 @@ func (b *builds) binary(t testing.TB, name, pkg string) string {
 	if err, ok := b.errs[name]; ok {
 		t.Fatalf("build %s: %v", pkg, err)
 	}
+	out := filepath.Join(b.dir, name)
+	if err := goBuild(t, out, pkg); err != nil {
+		b.errs[name] = err
+		t.Fatal(err)
+	}
+	b.done[name] = out
+	return out
+}
+
+// goBuild runs go build -o out pkg.
+func goBuild(t testing.TB, out, pkg string) error {
+	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		goBin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
 	}
-	out := filepath.Join(b.dir, name)
 	start := time.Now()
-	cmd := exec.Command(goBin, "build", "-o", out, pkg)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		b.errs[name] = err
-		t.Fatalf("go build %s: %v\n%s", pkg, err, msg)
+	if msg, err := exec.Command(goBin, "build", "-o", out, pkg).CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %v\n%s", pkg, err, msg)
 	}
-	t.Logf("built %s in %s", name, time.Since(start).Round(time.Millisecond))
-	b.done[name] = out
-	return out
+	t.Logf("built %s in %s", filepath.Base(out), time.Since(start).Round(time.Millisecond))
+	return nil
 }
 
 // logSink collects JSON log lines and finds the "listening" address in them.
