@@ -409,6 +409,21 @@ func checkServicePods(t *testing.T, r rendered) {
 			t.Errorf("no Deployment for %s", c)
 		}
 	}
+	// each waits (TCP, through the Services, so only for ready pods) for
+	// what it cannot start without, instead of crash-looping
+	wantWait := map[string][]string{
+		"api":    {"oncepay-redis:6379", "oncepay-postgres:5432"},
+		"worker": {"oncepay-redis:6379", "oncepay-postgres:5432", "oncepay-rabbitmq:5672", "oncepay-psp:8090"},
+		"psp":    {"oncepay-postgres:5432"},
+	}
+	for _, o := range r.byKind("Deployment") {
+		d := o.obj.(*appsv1.Deployment)
+		c := d.Spec.Template.Labels["app.kubernetes.io/component"]
+		init := d.Spec.Template.Spec.InitContainers
+		if len(init) != 1 || !slices.Equal(init[0].Command, append([]string{"/probe", "wait", "-timeout", "10m"}, wantWait[c]...)) {
+			t.Errorf("Deployment %s: init containers %+v, want /probe wait for %v", d.Name, init, wantWait[c])
+		}
+	}
 	if r.set.name == "default" {
 		for _, o := range r.byKind("Deployment") {
 			d := o.obj.(*appsv1.Deployment)
@@ -694,8 +709,9 @@ func checkHooks(t *testing.T, r rendered) {
 			t.Errorf("Job %s: helm.sh/hook=%q, want post-install,pre-upgrade", j.Name, j.Annotations["helm.sh/hook"])
 		}
 		spec := j.Spec.Template.Spec
-		if len(spec.InitContainers) != 1 || !strings.Contains(strings.Join(spec.InitContainers[0].Command, " "), "pg_isready") {
-			t.Errorf("Job %s: want a wait-for-postgres init container", j.Name)
+		if len(spec.InitContainers) != 1 || !strings.HasPrefix(strings.Join(spec.InitContainers[0].Command, " "), "/probe wait") ||
+			!strings.HasSuffix(strings.Join(spec.InitContainers[0].Command, " "), "-postgres:5432") {
+			t.Errorf("Job %s: want an init container waiting for postgres, got %+v", j.Name, spec.InitContainers)
 		}
 		if spec.RestartPolicy != corev1.RestartPolicyNever || !slices.Equal(spec.Containers[0].Args, []string{"migrate"}) {
 			t.Errorf("Job %s: want `api migrate` with restartPolicy Never", j.Name)
@@ -816,6 +832,27 @@ func checkRBAC(t *testing.T, r rendered) {
 	rb := rbs[0].obj.(*rbacv1.RoleBinding)
 	if rb.RoleRef.Name != roles[0].meta.Name || len(rb.Subjects) != 1 || rb.Subjects[0].Name != sas[0].meta.Name || rb.Subjects[0].Namespace != namespace {
 		t.Errorf("RoleBinding %s does not bind Role %s to ServiceAccount %s/%s: %+v", rb.Name, roles[0].meta.Name, namespace, sas[0].meta.Name, rb)
+	}
+}
+
+// TestChartDeterministic: apart from the generated Secret, two renders are
+// identical; a pod template that differed would roll the pods on every
+// upgrade, state services included.
+func TestChartDeterministic(t *testing.T) {
+	t.Parallel()
+	first, second := render(t, valueSets[0]), render(t, valueSets[0])
+	if len(first.objects) != len(second.objects) {
+		t.Fatalf("renders differ in length: %d and %d objects", len(first.objects), len(second.objects))
+	}
+	for i, o := range first.objects {
+		if o.kind == "Secret" {
+			continue
+		}
+		a, _ := yaml.Marshal(o.obj)
+		b, _ := yaml.Marshal(second.objects[i].obj)
+		if string(a) != string(b) {
+			t.Errorf("%s/%s differs between two renders of the same values:\n%s\n---\n%s", o.kind, o.meta.Name, a, b)
+		}
 	}
 }
 

@@ -6,6 +6,8 @@
 //
 //	probe [-timeout 2s] URL
 //	    GET URL; exit 0 on a 2xx answer, 1 otherwise.
+//	probe wait [-timeout 5m] HOST:PORT...
+//	    wait until every address accepts TCP connections (an init container).
 //	probe smoke [-api URL] [-wait 60s]
 //	    POST a payment to the api with the key in PROBE_API_KEY, replay it,
 //	    GET it, and wait until it is succeeded or failed.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -144,3 +145,33 @@ func TestSmoke(t *testing.T) {
 }
 
 func noEnv(string) string { return "" }
+
+func TestWait(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedAddr := closed.Addr().String()
+	closed.Close()
+
+	var stdout bytes.Buffer
+	if err := run(context.Background(), []string{"probe", "wait", ln.Addr().String()}, noEnv, &stdout, io.Discard); err != nil {
+		t.Fatalf("wait for a listening port: %v", err)
+	}
+	if !strings.Contains(stdout.String(), "is up") {
+		t.Errorf("stdout = %q, want an 'is up' line", stdout.String())
+	}
+	err = run(context.Background(), []string{"probe", "wait", "-timeout", "300ms", "-interval", "50ms", closedAddr}, noEnv, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "not reachable") {
+		t.Errorf("wait for a closed port: error = %v, want 'not reachable'", err)
+	}
+	if err := run(context.Background(), []string{"probe", "wait", "no-port"}, noEnv, io.Discard, io.Discard); err == nil {
+		t.Error("wait for an address without a port: got nil error")
+	}
+}

@@ -14,16 +14,22 @@ import (
 )
 
 const usage = `usage:
-  probe [-timeout 2s] URL          GET URL, succeed on 2xx
-  probe smoke [-api URL] [-wait D] POST, replay and GET a payment (key in PROBE_API_KEY)`
+  probe [-timeout 2s] URL               GET URL, succeed on 2xx
+  probe wait [-timeout 5m] HOST:PORT... wait until each accepts TCP connections
+  probe smoke [-api URL] [-wait D]      POST, replay and GET a payment (key in PROBE_API_KEY)`
 
 // run is the whole program. It returns nil when the check passed.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	if len(args) > 1 && args[1] == "smoke" {
-		return runSmoke(ctx, args[2:], getenv, stdout, stderr)
+	if len(args) > 1 {
+		switch args[1] {
+		case "smoke":
+			return runSmoke(ctx, args[2:], getenv, stdout, stderr)
+		case "wait":
+			return runWait(ctx, args[2:], stdout, stderr)
+		}
 	}
 	fs := flag.NewFlagSet("probe", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -2,7 +2,10 @@
 The Deployment of one oncepay service (api, worker, psp): same probes, drain,
 security and scheduling for all three; only the environment differs.
 
-  include "oncepay.deployment" (dict "ctx" $ "component" "api" "c" .Values.api "env" $envYAML)
+  include "oncepay.deployment" (dict "ctx" $ "component" "api" "c" .Values.api "env" $envYAML
+    "waitFor" (list "redis" "postgres"))
+
+waitFor names the services the pod waits for (TCP) before it starts.
 */}}
 {{- define "oncepay.deployment" -}}
 {{- $ctx := .ctx }}
@@ -38,6 +41,12 @@ spec:
         {{- include "oncepay.podSecurityContext" dict | nindent 8 }}
       {{- with $ctx.Values.imagePullSecrets }}
       imagePullSecrets: {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with .waitFor }}
+      initContainers:
+        {{- $addrs := list }}
+        {{- range . }}{{ $addrs = append $addrs (include "oncepay.addr" (list $ctx .)) }}{{ end }}
+        {{- include "oncepay.waitFor" (dict "ctx" $ctx "service" $component "addrs" $addrs) | nindent 8 }}
       {{- end }}
       containers:
         - name: {{ $component }}

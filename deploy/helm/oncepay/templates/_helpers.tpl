@@ -150,9 +150,15 @@ lifecycle:
 {{- end }}
 {{- end }}
 
-{{/* pod annotations: config checksum (rolls pods when secrets change) and scraping */}}
+{{/*
+Pod annotations: a checksum of the credential inputs a user controls (merchant
+keys from values, an existing Secret's name), so that changing them rolls the
+pods; generated passwords never change after install. Not a checksum of the
+rendered Secret: on install that render is random each time it is included.
+And the Prometheus scrape annotations.
+*/}}
 {{- define "oncepay.podAnnotations" -}}
-checksum/credentials: {{ include (print .ctx.Template.BasePath "/secret.yaml") .ctx | sha256sum | trunc 16 }}
+checksum/credentials: {{ dict "merchants" .ctx.Values.merchants "existingSecret" .ctx.Values.existingSecret | toJson | sha256sum | trunc 16 }}
 {{- if .ctx.Values.metrics.podAnnotations }}
 prometheus.io/scrape: "true"
 prometheus.io/port: {{ .port | quote }}
@@ -160,25 +166,27 @@ prometheus.io/path: /metrics
 {{- end }}
 {{- end }}
 
-{{/* a wait-for-postgres init container (pg_isready over TCP from the postgres image) */}}
-{{- define "oncepay.waitForPostgres" -}}
-- name: wait-for-postgres
-  image: {{ .Values.postgres.image }}
-  imagePullPolicy: {{ .Values.postgres.pullPolicy }}
-  command:
-    - sh
-    - -c
-    - |
-      until pg_isready -q -h "$PGHOST" -p 5432 -U "$PGUSER" -d "$PGDATABASE"; do
-        echo "waiting for postgres at $PGHOST:5432"; sleep 2
-      done
-  env:
-    - {name: PGHOST, value: {{ include "oncepay.postgresHost" . | quote }}}
-    - {name: PGUSER, value: {{ .Values.postgres.user | quote }}}
-    - {name: PGDATABASE, value: {{ .Values.postgres.database | quote }}}
+{{/*
+The wait-for-deps init container: /probe (shipped in every oncepay image)
+waits until each host:port accepts TCP connections, so a pod does not
+crash-loop while the state services start. Kubernetes has no depends_on.
+  include "oncepay.waitFor" (dict "ctx" $ "service" "api" "addrs" (list "host:port" ...))
+*/}}
+{{- define "oncepay.waitFor" -}}
+- name: wait-for-deps
+  image: {{ include "oncepay.image" (dict "ctx" .ctx "service" .service) }}
+  imagePullPolicy: {{ .ctx.Values.image.pullPolicy }}
+  command: [/probe, wait, -timeout, 10m, {{ join ", " .addrs }}]
   securityContext:
     {{- include "oncepay.containerSecurityContext" . | nindent 4 }}
   resources:
     requests: {cpu: 10m, memory: 16Mi}
-    limits: {memory: 64Mi}
+    limits: {memory: 32Mi}
+{{- end }}
+
+{{/* host:port of a state service or the psp */}}
+{{- define "oncepay.addr" -}}
+{{- $ctx := index . 0 }}{{ $c := index . 1 }}
+{{- $port := dict "redis" 6379 "postgres" 5432 "rabbitmq" 5672 "psp" $ctx.Values.psp.port }}
+{{- printf "%s:%v" (include "oncepay.componentName" (dict "ctx" $ctx "component" $c)) (get $port $c) }}
 {{- end }}
