@@ -1,0 +1,59 @@
+package naive
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/oncepay/oncepay/pkg/idem"
+	"github.com/redis/go-redis/v9"
+)
+
+// GetThenSet is check-then-act: read the key, run the work if nothing is
+// stored, then write the result.
+//
+//	GET key          -> result: replay it
+//	                 -> nothing: run
+//	SET key result   after the work
+//
+// Nothing is written before the work runs, so every request that reads
+// before the first one completes runs the work too: concurrent duplicates,
+// a client's retry after a timeout, a redelivery while the first delivery
+// still charges. A crashed run leaves nothing behind, so the retry runs it
+// again. It is safe for concurrent use.
+type GetThenSet struct {
+	rdb Commands
+	cfg idem.Config
+}
+
+// NewGetThenSet returns the strategy on rdb. cfg.Retention is the result's
+// TTL, cfg.Timeout bounds every Redis call, cfg.Observe (optional) sees
+// every operation; zero fields take idem's defaults.
+func NewGetThenSet(rdb Commands, cfg idem.Config) *GetThenSet {
+	return &GetThenSet{rdb: rdb, cfg: defaults(cfg)}
+}
+
+// Begin reads stage of k: Completed with the stored result, or Acquired
+// when nothing is stored. The fingerprint is ignored. Redis errors wrap
+// idem.ErrUnavailable.
+func (s *GetThenSet) Begin(ctx context.Context, k idem.Key, stage, fingerprint string) (Claim, error) {
+	start := time.Now()
+	key := redisKey(k, stage)
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	var c Claim
+	v, err := s.rdb.Get(ctx, key).Bytes()
+	switch {
+	case errors.Is(err, redis.Nil):
+		c, err = Claim{Outcome: idem.Acquired, Lease: &Lease{
+			key: key, stage: stage, cfg: s.cfg,
+			complete: storeResult(s.rdb, key, s.cfg.Retention), release: nothing,
+		}}, nil
+	case err != nil:
+		err = unavailable(idem.OpBegin, key, err)
+	default:
+		c = Claim{Outcome: idem.Completed, Result: v}
+	}
+	report(s.cfg, idem.OpBegin, stage, start, c, err)
+	return c, err
+}
