@@ -62,9 +62,8 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 	}
 	redisOpt.ContextTimeoutEnabled = true
 	rdb := redis.NewClient(redisOpt)
-	boundary := idem.New(rdb, idem.Config{
-		Lease: cfg.IdemLease, Retention: cfg.IdemRetention, Timeout: cfg.IdemTimeout, Observe: m.ObserveIdem,
-	})
+	idemCfg := idem.Config{Lease: cfg.IdemLease, Retention: cfg.IdemRetention, Timeout: cfg.IdemTimeout, Observe: m.ObserveIdem}
+	boundary := idem.New(rdb, idemCfg)
 
 	pub := outbox.NewPublisher(outbox.PublisherConfig{
 		URL: cfg.AMQPURL, Exchange: cfg.AMQPExchange, ConnectionName: "oncepay-api/" + cfg.Instance,
@@ -74,6 +73,10 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 		RelayInterval: cfg.RelayInterval, RelayAge: cfg.RelayAge,
 	})
 
+	var (
+		idempotency = httpapi.IdemBoundary(boundary)
+		pays        = httpapi.PaymentStore(payments.NewStore(pool, box, m))
+	)
 	ready := httpapi.NewReadiness(time.Second,
 		httpapi.Dependency{Name: "redis", Required: true,
 			Checker: httpapi.CheckFunc(func(ctx context.Context) error { return rdb.Ping(ctx).Err() })},
@@ -83,12 +86,17 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 		// api replica out of the load balancer.
 		httpapi.Dependency{Name: "rabbitmq", Required: false, Checker: pub},
 	)
+	if !cfg.IdemStrategy.Real() { // a demonstration strategy: see strategy.go
+		idempotency, pays = comparison(cfg.IdemStrategy, idempotency, pays, rdb, idemCfg)
+		ready.WithDetails(map[string]string{"idempotency_strategy": string(cfg.IdemStrategy), "warning": cfg.IdemStrategy.Warning()})
+		go warnLoudly(ctx, log, cfg.IdemStrategy, time.Minute)
+	}
 	srv := &http.Server{
 		Handler: httpapi.NewServer(httpapi.Deps{
 			Logger:      log,
 			Keys:        auth.NewKeyring(cfg.Merchants),
-			Boundary:    boundary,
-			Payments:    payments.NewStore(pool, box, m),
+			Boundary:    idempotency,
+			Payments:    pays,
 			Readiness:   ready,
 			Metrics:     m,
 			Gatherer:    reg,

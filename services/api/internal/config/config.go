@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/oncepay/oncepay/pkg/idem/naive"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/redis/go-redis/v9"
 )
@@ -31,6 +32,9 @@ type Serve struct {
 	IdemLease     time.Duration // IDEM_LEASE
 	IdemRetention time.Duration // IDEM_RETENTION
 	IdemTimeout   time.Duration // IDEM_TIMEOUT
+	// IdemStrategy is the idempotency strategy (IDEM_STRATEGY): oncepay's
+	// boundary by default, or a comparison strategy for demonstrations.
+	IdemStrategy naive.Strategy
 
 	AMQPExchange  string        // AMQP_EXCHANGE
 	RelayInterval time.Duration // OUTBOX_RELAY_INTERVAL
@@ -74,6 +78,11 @@ func LoadServe(getenv func(string) string, hostname string) (Serve, error) {
 		LogLevel:       r.level(),
 	}
 	c.Merchants = r.merchants("API_MERCHANT_KEYS")
+	strategy, err := naive.ParseStrategy(r.lookup("IDEM_STRATEGY"))
+	if err != nil {
+		r.problem("IDEM_STRATEGY", "%v", err)
+	}
+	c.IdemStrategy = strategy
 
 	if _, _, err := net.SplitHostPort(c.ListenAddr); err != nil {
 		r.problem("API_LISTEN_ADDR", "%q is not host:port: %v", c.ListenAddr, err)
@@ -136,6 +145,7 @@ func (c Serve) LogValue() slog.Value {
 		slog.String("idem_lease", c.IdemLease.String()),
 		slog.String("idem_retention", c.IdemRetention.String()),
 		slog.String("idem_timeout", c.IdemTimeout.String()),
+		slog.String("idem_strategy", string(c.IdemStrategy)),
 		slog.String("amqp_exchange", c.AMQPExchange),
 		slog.String("outbox_relay_interval", c.RelayInterval.String()),
 		slog.String("outbox_relay_age", c.RelayAge.String()),

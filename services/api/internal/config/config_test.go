@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/oncepay/oncepay/pkg/idem/naive"
 	"github.com/oncepay/oncepay/services/api/internal/config"
 )
 
@@ -45,6 +46,7 @@ func TestLoadServeDefaults(t *testing.T) {
 		IdemLease:     10 * time.Second,
 		IdemRetention: 24 * time.Hour,
 		IdemTimeout:   500 * time.Millisecond,
+		IdemStrategy:  naive.StrategyOncepay,
 		AMQPExchange:  "payments",
 		RelayInterval: time.Second,
 		RelayAge:      3 * time.Second,
@@ -63,7 +65,7 @@ func TestLoadServeOverrides(t *testing.T) {
 		"API_LISTEN_ADDR": ":0", "IDEM_LEASE": "2s", "IDEM_RETENTION": "1h", "IDEM_TIMEOUT": "100ms",
 		"AMQP_EXCHANGE": "payments-test", "OUTBOX_RELAY_INTERVAL": "250ms", "OUTBOX_RELAY_AGE": "0s",
 		"SHUTDOWN_GRACE": "5s", "SHUTDOWN_DELAY": "1s", "API_MIGRATE_ON_START": "true",
-		"API_INSTANCE": "api-7", "LOG_LEVEL": "debug",
+		"API_INSTANCE": "api-7", "LOG_LEVEL": "debug", "IDEM_STRATEGY": "get-then-set",
 		"API_MERCHANT_KEYS": " m-1 = 0123456789abcdef ",
 	}), "host-1")
 	if err != nil {
@@ -71,7 +73,7 @@ func TestLoadServeOverrides(t *testing.T) {
 	}
 	if got.ListenAddr != ":0" || got.IdemLease != 2*time.Second || got.RelayAge != 0 ||
 		got.ShutdownDelay != time.Second || !got.MigrateOnStart || got.Instance != "api-7" ||
-		got.LogLevel != slog.LevelDebug || got.AMQPExchange != "payments-test" {
+		got.LogLevel != slog.LevelDebug || got.AMQPExchange != "payments-test" || got.IdemStrategy != naive.StrategyGetThenSet {
 		t.Errorf("overrides not applied: %+v", got)
 	}
 	if diff := cmp.Diff(map[string]string{"m-1": "0123456789abcdef"}, got.Merchants); diff != "" {
@@ -104,7 +106,7 @@ func TestLoadServeReportsEveryProblem(t *testing.T) {
 				"IDEM_LEASE": "ten", "IDEM_RETENTION": "-1h", "IDEM_TIMEOUT": "0s",
 				"AMQP_EXCHANGE": "amq.topic", "OUTBOX_RELAY_INTERVAL": "1", "OUTBOX_RELAY_AGE": "-1s",
 				"SHUTDOWN_GRACE": "x", "SHUTDOWN_DELAY": "-2s", "API_MIGRATE_ON_START": "yes please",
-				"API_INSTANCE": "has space", "LOG_LEVEL": "loud",
+				"API_INSTANCE": "has space", "LOG_LEVEL": "loud", "IDEM_STRATEGY": "naive",
 			},
 			want: []string{
 				`IDEM_LEASE: "ten" is not a duration such as 500ms, 10s or 24h`,
@@ -117,6 +119,7 @@ func TestLoadServeReportsEveryProblem(t *testing.T) {
 				`API_MIGRATE_ON_START: "yes please" is not a boolean (true or false)`,
 				`API_INSTANCE: "has space" must be 1-64 visible ASCII characters (default: the host name)`,
 				`LOG_LEVEL: "loud" is not one of debug, info, warn, error`,
+				`IDEM_STRATEGY: unknown idempotency strategy "naive" (want one of oncepay, get-then-set, setnx-marker, lock-then-check, api-only, no-backstop, off)`,
 				`API_LISTEN_ADDR: "8080" is not host:port: address 8080: missing port in address`,
 				"REDIS_URL: redis: invalid URL scheme: http",
 				"AMQP_URL: AMQP scheme must be either 'amqp://' or 'amqps://'",

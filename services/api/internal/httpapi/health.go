@@ -34,6 +34,7 @@ type Dependency struct {
 type Readiness struct {
 	deps     []Dependency
 	timeout  time.Duration
+	details  map[string]string
 	draining atomic.Bool
 }
 
@@ -42,13 +43,22 @@ func NewReadiness(timeout time.Duration, deps ...Dependency) *Readiness {
 	return &Readiness{deps: deps, timeout: timeout}
 }
 
+// WithDetails adds details to every /readyz answer (e.g. a demonstration
+// idempotency strategy) and returns rd. Call it before serving; details
+// must not change afterwards.
+func (rd *Readiness) WithDetails(details map[string]string) *Readiness {
+	rd.details = details
+	return rd
+}
+
 // Drain makes /readyz answer 503 from now on, so that load balancers stop
 // sending requests before the server stops accepting them.
 func (rd *Readiness) Drain() { rd.draining.Store(true) }
 
 type readyReport struct {
-	Status string                 `json:"status"` // ready, not_ready or draining
-	Checks map[string]checkReport `json:"checks,omitempty"`
+	Status  string                 `json:"status"` // ready, not_ready or draining
+	Checks  map[string]checkReport `json:"checks,omitempty"`
+	Details map[string]string      `json:"details,omitempty"`
 }
 
 type checkReport struct {
@@ -59,11 +69,11 @@ type checkReport struct {
 
 func (rd *Readiness) report(ctx context.Context) (int, readyReport) {
 	if rd.draining.Load() {
-		return http.StatusServiceUnavailable, readyReport{Status: "draining"}
+		return http.StatusServiceUnavailable, readyReport{Status: "draining", Details: rd.details}
 	}
 	ctx, cancel := context.WithTimeout(ctx, rd.timeout)
 	defer cancel()
-	rep := readyReport{Status: "ready", Checks: make(map[string]checkReport, len(rd.deps))}
+	rep := readyReport{Status: "ready", Checks: make(map[string]checkReport, len(rd.deps)), Details: rd.details}
 	var (
 		mu sync.Mutex
 		wg sync.WaitGroup

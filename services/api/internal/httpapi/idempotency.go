@@ -88,7 +88,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key idem.Key
 	return nil
 }
 
-func (s *Server) complete(ctx context.Context, lease *idem.Lease, answer idem.Response) error {
+func (s *Server) complete(ctx context.Context, lease Lease, answer idem.Response) error {
 	result, err := answer.MarshalBinary()
 	if err != nil {
 		return err

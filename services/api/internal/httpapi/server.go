@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/oncepay/oncepay/pkg/idem"
 	"github.com/oncepay/oncepay/services/api/internal/metrics"
 	"github.com/oncepay/oncepay/services/api/internal/payments"
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,11 +22,6 @@ import (
 // Keyring finds the merchant that owns an API key (auth.Keyring).
 type Keyring interface {
 	Lookup(apiKey string) (merchant string, ok bool)
-}
-
-// Boundary claims the api stage of an idempotent operation (idem.Store).
-type Boundary interface {
-	Begin(ctx context.Context, k idem.Key, stage, fingerprint string) (idem.Claim, error)
 }
 
 // PaymentStore is the system of record (payments.Store).
