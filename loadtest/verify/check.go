@@ -255,9 +255,13 @@ func (c *checker) terminal() Payments {
 				n.DeadLettered++
 				continue
 			}
+			where := "not in the dead-letter queue"
+			if c.s.Drain.Queued == 0 {
+				where = "and no message is waiting for it in any queue, not even the dead-letter queue (lost?)"
+			}
 			c.add(4, KindStuckPending, []string{p.ID, mk(p.Merchant, p.Key)},
-				"payment %s (created %s) is still %s after a drain of %s, and not in the dead-letter queue",
-				p.ID, c.at(p.CreatedAt), p.Status, c.s.Drain.Took.Round(time.Second))
+				"payment %s (created %s) is still %s after a drain of %s, %s",
+				p.ID, c.at(p.CreatedAt), p.Status, c.s.Drain.Took.Round(time.Second), where)
 		}
 	}
 	return n
