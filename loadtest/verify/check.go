@@ -259,7 +259,12 @@ func (c *checker) terminal() Payments {
 			if c.s.Drain.Queued == 0 {
 				where = "and no message is waiting for it in any queue, not even the dead-letter queue (lost?)"
 			}
-			c.add(4, KindStuckPending, []string{p.ID, mk(p.Merchant, p.Key)},
+			ids := []string{p.ID, mk(p.Merchant, p.Key)}
+			if chs := c.chargesBy[p.ID]; len(chs) > 0 {
+				where += fmt.Sprintf("; the psp has charged it (%s)", amounts(chs))
+				ids = append(ids, chargeIDs(chs)...)
+			}
+			c.add(4, KindStuckPending, ids,
 				"payment %s (created %s) is still %s after a drain of %s, %s",
 				p.ID, c.at(p.CreatedAt), p.Status, c.s.Drain.Took.Round(time.Second), where)
 		}

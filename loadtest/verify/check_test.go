@@ -162,6 +162,11 @@ func TestCheckViolations(t *testing.T) {
 			want: []verify.Violation{{Invariant: 4, Kind: verify.KindStuckPending, IDs: []string{"pay_3", "merchant_b:r1-1"}}},
 		},
 		{
+			name:   "stuck pending, yet charged",
+			mutate: func(s *verify.Snapshot) { s.Payments[0].Status = "pending" },
+			want:   []verify.Violation{{Invariant: 4, Kind: verify.KindStuckPending, IDs: []string{"pay_1", "merchant_a:r1-1", "ch_1"}}},
+		},
+		{
 			name: "pending but dead-lettered is reported, not a violation",
 			mutate: func(s *verify.Snapshot) {
 				s.Payments[2].Status = "pending"
