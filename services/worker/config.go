@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/oncepay/oncepay/pkg/idem/naive"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/redis/go-redis/v9"
 )
@@ -39,6 +40,9 @@ type config struct {
 	Retention   time.Duration // IDEM_RETENTION, default 24h
 	IdemTimeout time.Duration // IDEM_TIMEOUT, default 500ms
 	PSPTimeout  time.Duration // PSP_TIMEOUT, default 5s
+	// Strategy is IDEM_STRATEGY: oncepay (the default, the real boundary)
+	// or a comparison strategy, for demonstrations only.
+	Strategy naive.Strategy
 
 	ShutdownGrace time.Duration // SHUTDOWN_GRACE, default 20s
 	Instance      string        // WORKER_INSTANCE, default the host name
@@ -72,6 +76,7 @@ func loadConfig(getenv func(string) string, hostname string) (config, error) {
 		Retention:   p.duration("IDEM_RETENTION", 24*time.Hour),
 		IdemTimeout: p.duration("IDEM_TIMEOUT", 500*time.Millisecond),
 		PSPTimeout:  p.duration("PSP_TIMEOUT", 5*time.Second),
+		Strategy:    p.strategy("IDEM_STRATEGY"),
 
 		ShutdownGrace: p.duration("SHUTDOWN_GRACE", 20*time.Second),
 		Instance:      p.str("WORKER_INSTANCE", hostname),
@@ -210,6 +215,23 @@ func (p *envParser) positive(name string, def int) int {
 		return def
 	}
 	return n
+}
+
+func (p *envParser) strategy(name string) naive.Strategy {
+	s, err := naive.ParseStrategy(p.str(name, ""))
+	if err != nil {
+		p.fail(name, fmt.Sprintf("%q is not a strategy (%s)", p.str(name, ""), strings.Join(strategyNames(), ", ")))
+		return naive.StrategyOncepay
+	}
+	return s
+}
+
+func strategyNames() []string {
+	var names []string
+	for _, s := range naive.Strategies() {
+		names = append(names, string(s))
+	}
+	return names
 }
 
 func (p *envParser) level(name string, def slog.Level) slog.Level {

@@ -66,7 +66,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	ropt.ContextTimeoutEnabled = true
 	rdb := redis.NewClient(ropt)
 	defer rdb.Close()
-	store := idem.New(rdb, idem.Config{Lease: cfg.Lease, Retention: cfg.Retention, Timeout: cfg.IdemTimeout, Observe: m.Boundary})
+	idemCfg := idem.Config{Lease: cfg.Lease, Retention: cfg.Retention, Timeout: cfg.IdemTimeout, Observe: m.Boundary}
+	store := idem.New(rdb, idemCfg)
+	boundary, pspKey := charge.IdemBoundary(store), charge.PSPKey
+	var details map[string]string
+	if !cfg.Strategy.Real() { // a demonstration strategy: see strategy.go
+		boundary, pspKey = comparison(cfg.Strategy, boundary, rdb, idemCfg)
+		details = map[string]string{"idempotency_strategy": string(cfg.Strategy), "warning": cfg.Strategy.Warning()}
+		go warnLoudly(ctx, log, cfg.Strategy, time.Minute)
+	}
 
 	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
 	if err != nil {
@@ -96,7 +104,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	loop := consumer.New(loopConfig(cfg, topo), consumer.Deps{
 		Handler: charge.NewHandler(charge.Deps{
-			Boundary: store, Payments: pays, PSP: psp, PSPTimeout: cfg.PSPTimeout,
+			Boundary: boundary, PSPKey: pspKey, Payments: pays, PSP: psp, PSPTimeout: cfg.PSPTimeout,
 			Instance: cfg.Instance, Log: log, Metrics: m,
 		}),
 		Channel: cons, Publisher: cons.Publisher, Guard: cons.Guard, Log: log, Metrics: m,
@@ -105,7 +113,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	var draining, consuming atomic.Bool
 	srv := &http.Server{
 		Handler: ops.NewServer(ops.Deps{
-			Log: log, Gatherer: reg, Draining: draining.Load,
+			Log: log, Gatherer: reg, Draining: draining.Load, Details: details,
 			Checks: []ops.Check{
 				{Name: "redis", Fn: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }},
 				{Name: "postgres", Fn: pays.Ping},

@@ -15,11 +15,6 @@ import (
 	"github.com/oncepay/oncepay/services/worker/internal/payments"
 )
 
-// boundary is the idempotency boundary as the handler uses it (*idem.Store).
-type boundary interface {
-	Begin(ctx context.Context, k idem.Key, stage, fingerprint string) (idem.Claim, error)
-}
-
 // paymentStore is the payments table as the handler uses it (*payments.Store).
 type paymentStore interface {
 	Get(ctx context.Context, id string) (payments.Payment, error)
@@ -34,10 +29,14 @@ type charger interface {
 
 // Deps are what a Handler works with.
 type Deps struct {
-	Boundary   boundary
+	Boundary   Boundary
 	Payments   paymentStore
 	PSP        charger
 	PSPTimeout time.Duration // bound on one psp call
+	// PSPKey is the Idempotency-Key sent to the psp for a message; nil
+	// means PSPKey, the propagated key. Only the comparison strategies
+	// replace it.
+	PSPKey func(Initiated) string
 	Instance   string        // this worker, recorded with takeovers
 	Log        *slog.Logger
 	Metrics    *metrics.Metrics
@@ -181,7 +180,11 @@ func (h *Handler) callPSP(ctx context.Context, log *slog.Logger, msg Initiated) 
 	ctx, cancel := context.WithTimeout(ctx, h.PSPTimeout)
 	defer cancel()
 	start := time.Now()
-	c, err := h.PSP.Charge(ctx, PSPKey(msg), pspclient.ChargeRequest{
+	key := PSPKey
+	if h.Deps.PSPKey != nil {
+		key = h.Deps.PSPKey
+	}
+	c, err := h.PSP.Charge(ctx, key(msg), pspclient.ChargeRequest{
 		Amount: msg.Amount, Currency: msg.Currency, CustomerID: msg.CustomerID, Reference: msg.PaymentID,
 	})
 	result := c.Status

@@ -44,7 +44,7 @@ func TestHandlerFailsClosedWithoutRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := NewHandler(Deps{
-		Boundary: idem.New(rdb, idem.Config{Timeout: 200 * time.Millisecond}),
+		Boundary: IdemBoundary(idem.New(rdb, idem.Config{Timeout: 200 * time.Millisecond})),
 		Payments: untouchable{t}, PSP: untouchable{t}, PSPTimeout: time.Second,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: m,
 	})

@@ -21,17 +21,18 @@ func handleLivez() http.Handler {
 
 // readiness is the body of /readyz.
 type readiness struct {
-	Status string            `json:"status"` // ok, unavailable or draining
-	Checks map[string]string `json:"checks"` // name -> "ok" or the error
+	Status  string            `json:"status"` // ok, unavailable or draining
+	Checks  map[string]string `json:"checks"` // name -> "ok" or the error
+	Details map[string]string `json:"details,omitempty"`
 }
 
 // handleReadyz runs every check at once (each within checkTimeout) and
 // answers 200 when all pass; 503 when one fails or shutdown has begun.
-func handleReadyz(log *slog.Logger, checks []Check, draining func() bool) http.Handler {
+func handleReadyz(log *slog.Logger, checks []Check, draining func() bool, details map[string]string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), checkTimeout)
 		defer cancel()
-		res := readiness{Status: "ok", Checks: make(map[string]string, len(checks))}
+		res := readiness{Status: "ok", Checks: make(map[string]string, len(checks)), Details: details}
 		var mu sync.Mutex
 		var wg sync.WaitGroup
 		for _, c := range checks {

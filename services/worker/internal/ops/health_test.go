@@ -22,21 +22,24 @@ func TestReadyz(t *testing.T) {
 		name     string
 		checks   []Check
 		draining bool
+		details  map[string]string
 		status   int
 		want     readiness
 	}{
-		{"all up", []Check{{"redis", ok}, {"amqp", ok}}, false, 200,
+		{"all up", []Check{{"redis", ok}, {"amqp", ok}}, false, nil, 200,
 			readiness{Status: "ok", Checks: map[string]string{"redis": "ok", "amqp": "ok"}}},
-		{"one down", []Check{{"redis", down}, {"amqp", ok}}, false, 503,
+		{"one down", []Check{{"redis", down}, {"amqp", ok}}, false, nil, 503,
 			readiness{Status: "unavailable", Checks: map[string]string{"redis": "connection refused", "amqp": "ok"}}},
-		{"draining", []Check{{"redis", ok}}, true, 503,
+		{"draining", []Check{{"redis", ok}}, true, nil, 503,
 			readiness{Status: "draining", Checks: map[string]string{"redis": "ok"}}},
+		{"details", []Check{{"redis", ok}}, false, map[string]string{"idempotency_strategy": "api-only"}, 200,
+			readiness{Status: "ok", Checks: map[string]string{"redis": "ok"}, Details: map[string]string{"idempotency_strategy": "api-only"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			h := NewServer(Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Checks: tt.checks,
-				Gatherer: prometheus.NewRegistry(), Draining: func() bool { return tt.draining }})
+				Gatherer: prometheus.NewRegistry(), Draining: func() bool { return tt.draining }, Details: tt.details})
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
 			if rec.Code != tt.status {

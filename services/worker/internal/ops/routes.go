@@ -8,6 +8,6 @@ import (
 
 func addRoutes(mux *http.ServeMux, d Deps) {
 	mux.Handle("GET /livez", handleLivez())
-	mux.Handle("GET /readyz", handleReadyz(d.Log, d.Checks, d.Draining))
+	mux.Handle("GET /readyz", handleReadyz(d.Log, d.Checks, d.Draining, d.Details))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(d.Gatherer, promhttp.HandlerOpts{}))
 }

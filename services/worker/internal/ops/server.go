@@ -22,6 +22,9 @@ type Deps struct {
 	Checks   []Check
 	Gatherer prometheus.Gatherer
 	Draining func() bool // true once shutdown began: /readyz answers 503
+	// Details, if set, are added to every /readyz answer (e.g. a
+	// demonstration idempotency strategy).
+	Details map[string]string
 }
 
 // NewServer returns the ops handler.
