@@ -36,10 +36,10 @@ type Deps struct {
 	// PSPKey is the Idempotency-Key sent to the psp for a message; nil
 	// means PSPKey, the propagated key. Only the comparison strategies
 	// replace it.
-	PSPKey func(Initiated) string
-	Instance   string        // this worker, recorded with takeovers
-	Log        *slog.Logger
-	Metrics    *metrics.Metrics
+	PSPKey   func(Initiated) string
+	Instance string // this worker, recorded with takeovers
+	Log      *slog.Logger
+	Metrics  *metrics.Metrics
 }
 
 // Handler charges the payment of one payment.initiated message. It is a
