@@ -133,3 +133,26 @@ verify: ## check the last run's invariants again and rewrite its report (.run/de
 .PHONY: test-demo
 test-demo: k6 ## CI: a short fault run (60s load, 90s drain limit) that fails on any violation; stops the stack after
 	RUNTIME=local DURATION=60s RATE=30 DRAIN=90s loadtest/run chaos --down
+
+# make compare: the same fault run (seed, rate, duration, fault schedule and
+# psp faults) against oncepay and each comparison strategy, restarting the api
+# and the workers with IDEM_STRATEGY=<strategy> and resetting the state between
+# runs; one table and one chart (docs/compare.md, docs/failure-windows.md).
+COMPARE_STRATEGIES     ?= oncepay,get-then-set,setnx-marker,lock-then-check,api-only,no-backstop
+COMPARE_DURATION       ?= 60s
+COMPARE_RATE           ?= 30
+COMPARE_DRAIN          ?= 60s
+COMPARE_SEED           ?= 1
+COMPARE_PSP_FAIL_AFTER ?= 0.01
+COMPARE_FLAGS = -strategies $(COMPARE_STRATEGIES) -duration $(COMPARE_DURATION) -rate $(COMPARE_RATE) \
+	-drain $(COMPARE_DRAIN) -seed $(COMPARE_SEED) -psp-fail-after $(COMPARE_PSP_FAIL_AFTER)
+
+.PHONY: compare
+compare: k6 ## the same fault run against oncepay and every naive strategy (~3-4 min each), one table + chart in .run/compare
+	$(GO) build -o bin/compare ./loadtest/cmd/compare
+	bin/compare $(COMPARE_FLAGS)
+
+.PHONY: compare-report
+compare-report: ## print the table and redraw the chart of the last make compare (.run/compare) without running anything
+	$(GO) build -o bin/compare ./loadtest/cmd/compare
+	bin/compare -report-only $(COMPARE_FLAGS)

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/oncepay/oncepay/loadtest/verify"
+	"github.com/oncepay/oncepay/pkg/idem/naive"
+)
+
+// services are the runtime's backing services, as scripts/local env names
+// them.
+type services struct {
+	RedisURL, DatabaseURL, AMQPURL, PSPURL string
+	Queues                                 verify.Queues
+}
+
+func servicesOf(env map[string]string, pspURL string) (services, error) {
+	s := services{RedisURL: env["REDIS_URL"], DatabaseURL: env["DATABASE_URL"], AMQPURL: env["AMQP_URL"], PSPURL: pspURL}
+	if s.RedisURL == "" || s.DatabaseURL == "" || s.AMQPURL == "" {
+		return services{}, errors.New("scripts/local env did not name REDIS_URL, DATABASE_URL and AMQP_URL")
+	}
+	var delays []time.Duration
+	for _, d := range strings.Split(env["WORKER_RETRY_DELAYS"], ",") {
+		if v, err := time.ParseDuration(strings.TrimSpace(d)); err == nil {
+			delays = append(delays, v)
+		}
+	}
+	s.Queues = verify.DefaultQueues("payments.charge", delays)
+	return s, nil
+}
+
+// reset gives the next run a clean slate: Redis flushed, payments, outbox
+// and charge_takeovers truncated, every queue purged, the psp ledger
+// emptied and its fault knobs set to failAfter with the run's seed.
+func reset(ctx context.Context, s services, failAfter float64, seed int) error {
+	opt, err := redis.ParseURL(s.RedisURL)
+	if err != nil {
+		return fmt.Errorf("REDIS_URL: %w", err)
+	}
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	if err := rdb.FlushDB(ctx).Err(); err != nil {
+		return fmt.Errorf("redis FLUSHDB: %w", err)
+	}
+
+	conn, err := pgx.Connect(ctx, s.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `TRUNCATE payments, outbox, charge_takeovers`); err != nil {
+		return fmt.Errorf("truncate: %w", err)
+	}
+
+	if err := purge(s.AMQPURL, append(append([]string{s.Queues.Main}, s.Queues.Retry...), s.Queues.DeadLetter)); err != nil {
+		return err
+	}
+	if err := psp(ctx, http.MethodDelete, s.PSPURL+"/admin/ledger", nil); err != nil {
+		return err
+	}
+	return pspFaults(ctx, s.PSPURL, failAfter, seed)
+}
+
+// pspFaults sets the psp's fail_after_rate and restarts its fault RNG with
+// seed, so every run draws the same faults.
+func pspFaults(ctx context.Context, pspURL string, failAfter float64, seed int) error {
+	body, _ := json.Marshal(map[string]any{"fail_after_rate": failAfter, "seed": seed})
+	return psp(ctx, http.MethodPut, pspURL+"/admin/config", body)
+}
+
+func psp(ctx context.Context, method, url string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		return fmt.Errorf("psp %s %s: %w", method, url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return fmt.Errorf("psp %s %s: %s", method, url, resp.Status)
+	}
+	return nil
+}
+
+// purge empties each queue; a queue that does not exist yet is fine.
+func purge(url string, queues []string) error {
+	conn, err := amqp.DialConfig(url, amqp.Config{Dial: amqp.DefaultDial(5 * time.Second)})
+	if err != nil {
+		return fmt.Errorf("rabbitmq: %w", err)
+	}
+	defer conn.Close()
+	for _, q := range queues {
+		ch, err := conn.Channel()
+		if err != nil {
+			return fmt.Errorf("rabbitmq channel: %w", err)
+		}
+		_, err = ch.QueuePurge(q, false)
+		var aerr *amqp.Error
+		if err != nil && !(errors.As(err, &aerr) && aerr.Code == amqp.NotFound) {
+			return fmt.Errorf("purge %s: %w", q, err)
+		}
+		ch.Close()
+	}
+	return nil
+}
+
+// markersLeft counts the naive strategies' "in progress" markers of run
+// runID still in Redis: claims nobody completed or released.
+func markersLeft(ctx context.Context, redisURL, runID string) (int, error) {
+	opt, err := redis.ParseURL(redisURL)
+	if err != nil {
+		return 0, err
+	}
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	n := 0
+	iter := rdb.Scan(ctx, 0, naive.Prefix+"{*:"+runID+"-*", 1000).Iterator()
+	for iter.Next(ctx) {
+		if strings.HasSuffix(iter.Val(), ":lock") {
+			continue
+		}
+		v, err := rdb.Get(ctx, iter.Val()).Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return 0, err
+		}
+		if v == naive.Marker {
+			n++
+		}
+	}
+	return n, iter.Err()
+}

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/oncepay/oncepay/loadtest/compare"
+	"github.com/oncepay/oncepay/loadtest/record"
+	"github.com/oncepay/oncepay/loadtest/verify"
+	"github.com/oncepay/oncepay/pkg/idem/naive"
+)
+
+// pspURL is the local runtime's psp simulator.
+const pspURL = "http://127.0.0.1:8090"
+
+// run runs the experiment once per strategy (unless -report-only), then
+// writes and prints the table. Progress and the runs' own output go to
+// stderr, the table to stdout. The runtime is left up, running oncepay
+// with the psp's faults off, whatever happened.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cfg, err := loadConfig(args, stderr)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return err
+	}
+	if !cfg.ReportOnly {
+		rt := runtime{repo: cfg.Repo, log: stderr}
+		defer restore(rt, cfg, stderr)
+		for i, s := range cfg.Strategies {
+			fmt.Fprintf(stderr, "\n==> compare %d/%d: %s (%s load at %d/s, seed %d, psp fail_after %.3f)\n",
+				i+1, len(cfg.Strategies), s, cfg.Duration, cfg.Rate, cfg.Seed, cfg.PSPFailAfter)
+			if err := runOne(ctx, rt, cfg, s); err != nil {
+				return fmt.Errorf("%s: %w", s, err)
+			}
+		}
+	}
+	rows, err := summarize(cfg)
+	if err != nil {
+		return err
+	}
+	return write(cfg, rows, stdout)
+}
+
+// runOne restarts the api and workers with s, resets the state and runs the
+// experiment into <out>/<s>.
+func runOne(ctx context.Context, rt runtime, cfg config, s naive.Strategy) error {
+	start := time.Now()
+	if err := rt.up(ctx, s); err != nil {
+		return err
+	}
+	if err := checkStrategy(ctx, cfg.Ready, s, 90*time.Second); err != nil {
+		return err
+	}
+	env, err := rt.env(ctx)
+	if err != nil {
+		return err
+	}
+	svc, err := servicesOf(env, pspURL)
+	if err != nil {
+		return err
+	}
+	if err := reset(ctx, svc, cfg.PSPFailAfter, cfg.Seed); err != nil {
+		return fmt.Errorf("reset: %w", err)
+	}
+	dir := filepath.Join(cfg.Out, string(s))
+	if err := rt.chaos(ctx, s, dir, cfg); err != nil {
+		return err
+	}
+	r, err := readReport(dir)
+	if err != nil {
+		return fmt.Errorf("the run left no report (see %s): %w", dir, err)
+	}
+	n, err := markersLeft(ctx, svc.RedisURL, r.RunID)
+	if err != nil {
+		return fmt.Errorf("count markers: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "markers_left"), []byte(strconv.Itoa(n)+"\n"), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(rt.log, "==> %s done in %s: %d violation(s), %d marker(s) left\n", s, time.Since(start).Round(time.Second), len(r.Violations), n)
+	return nil
+}
+
+// restore leaves the runtime as make up would: oncepay, no psp faults.
+func restore(rt runtime, cfg config, stderr io.Writer) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	fmt.Fprintln(stderr, "\n==> compare: restoring the local runtime to oncepay, psp faults off")
+	if err := rt.up(ctx, naive.StrategyOncepay); err != nil {
+		fmt.Fprintf(stderr, "compare: restore: %v\n", err)
+	}
+	if err := pspFaults(ctx, pspURL, 0, cfg.Seed); err != nil {
+		fmt.Fprintf(stderr, "compare: restore psp: %v\n", err)
+	}
+}
+
+// summarize builds a row per strategy from the runs in cfg.Out.
+func summarize(cfg config) ([]compare.Row, error) {
+	var rows []compare.Row
+	for _, s := range cfg.Strategies {
+		dir := filepath.Join(cfg.Out, string(s))
+		r, err := readReport(dir)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s, err)
+		}
+		l, err := record.ReadFile(filepath.Join(dir, "records.log"))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s, err)
+		}
+		markers := 0
+		if b, err := os.ReadFile(filepath.Join(dir, "markers_left")); err == nil {
+			markers, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		}
+		rows = append(rows, compare.Summarize(string(s), r, l.Attempts, markers, cfg.Duration))
+	}
+	return rows, nil
+}
+
+func readReport(dir string) (verify.Report, error) {
+	var r verify.Report
+	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		return r, err
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return r, fmt.Errorf("%s: %w", filepath.Join(dir, "report.json"), err)
+	}
+	if r.RunID == "" {
+		return r, errors.New("report.json has no run id")
+	}
+	return r, nil
+}
+
+// write prints the table and details and stores them with the chart.
+func write(cfg config, rows []compare.Row, stdout io.Writer) error {
+	var text, md bytes.Buffer
+	fmt.Fprintf(&text, "oncepay compare: the same faults against every strategy (%s at %d/s, seed %d, psp fail_after %.3f)\n\n",
+		cfg.Duration, cfg.Rate, cfg.Seed, cfg.PSPFailAfter)
+	if err := compare.WriteText(&text, rows); err != nil {
+		return err
+	}
+	text.WriteString("\nwhat the verifier found, by kind:\n")
+	if err := compare.WriteDetails(&text, rows); err != nil {
+		return err
+	}
+	text.WriteString("\n\"not caught this run\" is not \"safe\": one run samples the failure windows, it does not cover them.\n")
+	if err := compare.WriteMarkdown(&md, rows); err != nil {
+		return err
+	}
+	md.WriteString("\n")
+	if err := compare.WriteDetails(&md, rows); err != nil {
+		return err
+	}
+	var png bytes.Buffer
+	title := fmt.Sprintf("same faults, same seed: violations per strategy (%s at %d/s, seed %d)", cfg.Duration, cfg.Rate, cfg.Seed)
+	if err := compare.Chart(&png, rows, title, 10*72, 4.5*72); err != nil {
+		return err
+	}
+	js, err := json.MarshalIndent(rows, "", "  ")
+	if err != nil {
+		return err
+	}
+	for name, b := range map[string][]byte{"compare.txt": text.Bytes(), "compare.md": md.Bytes(), "compare.png": png.Bytes(), "compare.json": append(js, '\n')} {
+		if err := os.WriteFile(filepath.Join(cfg.Out, name), b, 0o644); err != nil {
+			return err
+		}
+	}
+	if _, err := stdout.Write(text.Bytes()); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\ntable: %s  chart: %s\n", filepath.Join(cfg.Out, "compare.md"), filepath.Join(cfg.Out, "compare.png"))
+	return nil
+}

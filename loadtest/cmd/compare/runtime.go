@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/oncepay/oncepay/pkg/idem/naive"
+)
+
+// runtime drives the local runtime through its own scripts: scripts/local
+// (up, env) and loadtest/run (chaos). Their output goes to log.
+type runtime struct {
+	repo string
+	log  io.Writer
+}
+
+// up starts the local runtime with strategy s; scripts/local restarts the
+// api and worker processes whose configuration changed.
+func (rt runtime) up(ctx context.Context, s naive.Strategy) error {
+	return rt.exec(ctx, []string{"IDEM_STRATEGY=" + string(s)}, filepath.Join(rt.repo, "scripts/local"), "up")
+}
+
+// chaos runs loadtest/run chaos into dir. Its exit status is not an error
+// here: a run with violations exits 1, and that is what compare is about.
+// The run is judged by dir/report.json, which loadtest/run writes fresh.
+func (rt runtime) chaos(ctx context.Context, s naive.Strategy, dir string, c config) error {
+	env := []string{
+		"IDEM_STRATEGY=" + string(s), "RUN_DIR=" + dir, "DURATION=" + c.Duration.String(),
+		fmt.Sprintf("RATE=%d", c.Rate), fmt.Sprintf("SEED=%d", c.Seed), "DRAIN=" + c.Drain.String(),
+		"KILL_EVERY=" + c.KillEvery,
+	}
+	err := rt.exec(ctx, env, filepath.Join(rt.repo, "loadtest/run"), "chaos")
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if _, ok := err.(*exec.ExitError); ok || err == nil {
+		return nil
+	}
+	return err
+}
+
+// env returns the runtime's service addresses, from scripts/local env.
+func (rt runtime) env(ctx context.Context) (map[string]string, error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(rt.repo, "scripts/local"), "env")
+	cmd.Dir = rt.repo
+	cmd.Stderr = rt.log
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("scripts/local env: %w", err)
+	}
+	return parseExports(out), nil
+}
+
+// parseExports reads `export NAME='value'` lines.
+func parseExports(b []byte) map[string]string {
+	env := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "export ")
+		if !ok {
+			continue
+		}
+		name, value, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		env[name] = strings.Trim(value, `'"`)
+	}
+	return env
+}
+
+func (rt runtime) exec(ctx context.Context, env []string, name string, args ...string) error {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = rt.repo
+	cmd.Env = append(cmd.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = rt.log, rt.log
+	cmd.WaitDelay = 30 * time.Second
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s %s: %w", filepath.Base(name), strings.Join(args, " "), err)
+	}
+	return nil
+}
+
+// checkStrategy waits until every address answers /readyz 200 and shows s
+// (a demonstration strategy in details, the real one without), so that no
+// run starts on processes still running the previous strategy.
+func checkStrategy(ctx context.Context, addrs []string, s naive.Strategy, within time.Duration) error {
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(within)
+	for _, addr := range addrs {
+		var last string
+		for {
+			got, err := readyStrategy(ctx, client, addr)
+			if err == nil && got == s {
+				break
+			}
+			last = fmt.Sprintf("strategy %q, %v", got, err)
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s does not run %s after the restart (%s)", addr, s, last)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(300 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
+
+func readyStrategy(ctx context.Context, client *http.Client, addr string) (naive.Strategy, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/readyz", nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var rep struct {
+		Details map[string]string `json:"details"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("readyz %s", resp.Status)
+	}
+	if s := rep.Details["idempotency_strategy"]; s != "" {
+		return naive.Strategy(s), nil
+	}
+	return naive.StrategyOncepay, nil
+}

@@ -1,0 +1,109 @@
+package compare
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/oncepay/oncepay/loadtest/record"
+	"github.com/oncepay/oncepay/loadtest/verify"
+)
+
+func report(kinds ...string) verify.Report {
+	r := verify.Report{RunID: "r1", Pass: len(kinds) == 0}
+	r.Requests.ByOutcome = map[record.Outcome]int{record.OutcomeGaveUp: 2}
+	r.Requests.CutOff = 5
+	for _, k := range kinds {
+		r.Violations = append(r.Violations, verify.Violation{Kind: k})
+	}
+	return r
+}
+
+func TestSummarize(t *testing.T) {
+	t.Parallel()
+	r := report(verify.KindDoubleCharge, verify.KindDoubleCharge, verify.KindFailedCharged,
+		verify.KindStuckPending, verify.KindAmountDiffers, verify.KindWrongPayment, verify.KindStaleBoundary, verify.KindChargeIDDiffers)
+	r.Payments.DeadLettered = 3
+	attempts := []record.Attempt{
+		{Status: 202, PaymentID: "pay_1", DurationMS: 10},
+		{Status: 202, PaymentID: "pay_1", DurationMS: 20, Replayed: true},
+		{Status: 202, PaymentID: "pay_2", DurationMS: 30},
+		{Status: 409, DurationMS: 5},
+		{Status: 0, Class: record.ClassCutOff, DurationMS: 9000}, // no answer: not a latency
+	}
+	got := Summarize("get-then-set", r, attempts, 4, 2*time.Second)
+	want := map[Column]int{DoubleCharges: 3, PaymentsLost: 1, MismatchedReplays: 2, StuckRecords: 1 + 3 + 4, Other: 1}
+	if diff := cmp.Diff(want, got.Counts); diff != "" {
+		t.Errorf("counts (-want +got):\n%s", diff)
+	}
+	if got.Accepted != 2 || got.AcceptedPerSecond != 1 || got.P99 != 30*time.Millisecond || got.GaveUp != 2 || got.CutOff != 5 {
+		t.Errorf("row = %+v", got)
+	}
+	if v := got.Verdict(); v != "CAUGHT: 15 violation(s)" {
+		t.Errorf("verdict %q", v)
+	}
+	if k := got.KindsText(); !strings.HasPrefix(k, "double_charge 2, ") || !strings.HasSuffix(k, "dead-lettered 3, markers left 4") {
+		t.Errorf("kinds text %q", k)
+	}
+}
+
+func TestVerdictNeverSaysSafe(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		r    verify.Report
+		want string
+	}{
+		{"clean run", report(), "not caught this run"},
+		{"no fault landed", report(verify.KindNothingLanded), "run proved nothing: no fault landed"},
+	}
+	for _, tt := range tests {
+		if got := Summarize("s", tt.r, nil, 0, time.Second).Verdict(); got != tt.want {
+			t.Errorf("%s: verdict %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestTables(t *testing.T) {
+	t.Parallel()
+	rows := []Row{
+		Summarize("oncepay", report(), []record.Attempt{{Status: 202, PaymentID: "p", DurationMS: 12}}, 0, time.Second),
+		Summarize("api-only", report(verify.KindDoubleCharge), nil, 0, time.Second),
+	}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, rows); err != nil {
+		t.Fatal(err)
+	}
+	want := "| strategy | double charges | payments lost | mismatched replays | stuck records | accepted/s | p99 | verdict |\n" +
+		"|---|---:|---:|---:|---:|---:|---:|---|\n" +
+		"| `oncepay` | 0 | 0 | 0 | 0 | 1.0 | 12ms | not caught this run |\n" +
+		"| `api-only` | 1 | 0 | 0 | 0 | 0.0 | 0s | CAUGHT: 1 violation(s) |\n"
+	if diff := cmp.Diff(want, md.String()); diff != "" {
+		t.Errorf("markdown (-want +got):\n%s", diff)
+	}
+	var text bytes.Buffer
+	if err := WriteText(&text, rows); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(strings.TrimSpace(text.String()), "\n"); len(lines) != 3 || !strings.HasPrefix(lines[2], "api-only  ") {
+		t.Errorf("text table:\n%s", text.String())
+	}
+}
+
+func TestChart(t *testing.T) {
+	t.Parallel()
+	rows := []Row{
+		Summarize("oncepay", report(), nil, 0, time.Second),
+		Summarize("get-then-set", report(verify.KindDoubleCharge, verify.KindAmountDiffers), nil, 2, time.Second),
+	}
+	var png bytes.Buffer
+	if err := Chart(&png, rows, "test", 600, 300); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(png.Bytes(), []byte("\x89PNG")) {
+		t.Errorf("not a PNG (%d bytes)", png.Len())
+	}
+}
