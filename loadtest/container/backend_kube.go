@@ -1,0 +1,275 @@
+package container
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/oncepay/oncepay/loadtest/process"
+)
+
+// KillMode is how Kube kills a replica.
+type KillMode string
+
+const (
+	// KillSIGKILL sends SIGKILL to the pod's main process from the host of
+	// the node (kind: the machine running the node containers). The kubelet
+	// restarts the container in place, as after a crash or an OOM kill. The
+	// kubelet backs off repeated restarts of one container (10 s, 20 s, ...).
+	KillSIGKILL KillMode = "sigkill"
+	// KillDelete deletes the pod with --grace-period=0 --force; the
+	// Deployment creates a new one. Works wherever kubectl works, but the
+	// kubelet still sends SIGTERM and waits about 2 s before SIGKILL, so the
+	// replica gets a short drain.
+	KillDelete KillMode = "delete"
+)
+
+// KubeConfig describes a Helm release of deploy/helm/oncepay.
+type KubeConfig struct {
+	Kubectl   string // kubectl binary (default "kubectl")
+	Context   string // kubeconfig context, e.g. kind-oncepay; empty: the current one
+	Namespace string // default oncepay
+	Release   string // Helm release name, default oncepay
+	// Replicas by runtime-neutral name: api-1 is the first running pod of
+	// component api in name order, api-2 the second, and so on. Ports are the
+	// containers' own: api ServerPort 8080, worker UpstreamPort 8090.
+	Replicas map[string]process.Replica
+	Redis    *redis.Client // the release's Redis (NodePort 30379 on kind), for FlushRedis
+	KillMode KillMode      // default KillSIGKILL
+	// ReadyTimeout bounds RestartService's wait for the new pod (default 3m).
+	ReadyTimeout time.Duration
+}
+
+// Kube is the fault backend for oncepay on Kubernetes. It implements
+// fault.Backend and fault.Prober and is safe for concurrent use.
+type Kube struct {
+	cfg  KubeConfig
+	run  func(ctx context.Context, args ...string) ([]byte, error)
+	pids pidCache
+}
+
+// NewKube returns a backend for the release in cfg.
+func NewKube(cfg KubeConfig) *Kube {
+	if cfg.Kubectl == "" {
+		cfg.Kubectl = "kubectl"
+	}
+	if cfg.Namespace == "" {
+		cfg.Namespace = "oncepay"
+	}
+	if cfg.Release == "" {
+		cfg.Release = "oncepay"
+	}
+	if cfg.KillMode == "" {
+		cfg.KillMode = KillSIGKILL
+	}
+	if cfg.ReadyTimeout <= 0 {
+		cfg.ReadyTimeout = 3 * time.Minute
+	}
+	k := &Kube{cfg: cfg}
+	k.run = func(ctx context.Context, args ...string) ([]byte, error) {
+		full := []string{"-n", k.cfg.Namespace}
+		if k.cfg.Context != "" {
+			full = append(full, "--context", k.cfg.Context)
+		}
+		full = append(full, args...)
+		out, err := exec.CommandContext(ctx, k.cfg.Kubectl, full...).Output()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return out, fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(ee.Stderr)))
+		}
+		return out, err
+	}
+	return k
+}
+
+// pod is the part of a Pod the backend reads.
+type pod struct {
+	Metadata struct {
+		Name              string  `json:"name"`
+		UID               string  `json:"uid"`
+		DeletionTimestamp *string `json:"deletionTimestamp"`
+	} `json:"metadata"`
+	Status struct {
+		Phase      string `json:"phase"`
+		Conditions []struct {
+			Type   string `json:"type"`
+			Status string `json:"status"`
+		} `json:"conditions"`
+	} `json:"status"`
+}
+
+func (p pod) ready() bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == "Ready" {
+			return c.Status == "True"
+		}
+	}
+	return false
+}
+
+// pods lists the running, not terminating pods of a component, by name.
+func (k *Kube) pods(ctx context.Context, component string) ([]pod, error) {
+	out, err := k.run(ctx, "get", "pods", "-o", "json", "-l",
+		"app.kubernetes.io/instance="+k.cfg.Release+",app.kubernetes.io/component="+component)
+	if err != nil {
+		return nil, err
+	}
+	var list struct {
+		Items []pod `json:"items"`
+	}
+	if err := json.Unmarshal(out, &list); err != nil {
+		return nil, fmt.Errorf("kubectl get pods: %w", err)
+	}
+	var running []pod
+	for _, p := range list.Items {
+		if p.Status.Phase == "Running" && p.Metadata.DeletionTimestamp == nil {
+			running = append(running, p)
+		}
+	}
+	slices.SortFunc(running, func(a, b pod) int { return strings.Compare(a.Metadata.Name, b.Metadata.Name) })
+	return running, nil
+}
+
+var replicaIndex = regexp.MustCompile(`-(\d+)$`)
+
+// replicaPod maps api-2 to the second running api pod.
+func (k *Kube) replicaPod(ctx context.Context, name string) (process.Replica, pod, error) {
+	r, ok := k.cfg.Replicas[name]
+	if !ok {
+		return r, pod{}, fmt.Errorf("unknown replica %q", name)
+	}
+	m := replicaIndex.FindStringSubmatch(name)
+	if m == nil {
+		return r, pod{}, fmt.Errorf("replica %q: want a name ending in -N", name)
+	}
+	i, _ := strconv.Atoi(m[1])
+	pods, err := k.pods(ctx, r.Program)
+	if err != nil {
+		return r, pod{}, err
+	}
+	if i < 1 || i > len(pods) {
+		return r, pod{}, fmt.Errorf("replica %s: %d %s pods running: %w", name, len(pods), r.Program, ErrNotRunning)
+	}
+	return r, pods[i-1], nil
+}
+
+// hostPID finds the host pid of the pod's main process through its cgroup
+// (the pod uid is in the cgroup path, with - or _).
+func hostPID(p pod, program string) (int, error) {
+	uid := p.Metadata.UID
+	pids, err := pidsInCgroup("/proc", program, "pod"+uid, "pod"+strings.ReplaceAll(uid, "-", "_"))
+	if err != nil {
+		return 0, err
+	}
+	switch len(pids) {
+	case 0:
+		return 0, fmt.Errorf("pod %s: no %s process visible in /proc (is the driver on the node's host, as root?): %w", p.Metadata.Name, program, ErrNotRunning)
+	case 1:
+		return pids[0], nil
+	}
+	return 0, fmt.Errorf("pod %s: %d %s processes %v", p.Metadata.Name, len(pids), program, pids)
+}
+
+func (k *Kube) replicaPID(ctx context.Context, name string) (process.Replica, int, error) {
+	r, ok := k.cfg.Replicas[name]
+	if ok {
+		if pid, ok := k.pids.get(name, r.Program); ok {
+			return r, pid, nil
+		}
+	}
+	r, p, err := k.replicaPod(ctx, name)
+	if err != nil {
+		return r, 0, err
+	}
+	pid, err := hostPID(p, r.Program)
+	if err != nil {
+		return r, 0, err
+	}
+	k.pids.put(name, pid)
+	return r, pid, nil
+}
+
+// KillReplica kills the replica's pod as KillMode says and returns the host
+// pid it killed (0 for KillDelete).
+func (k *Kube) KillReplica(ctx context.Context, name string) (int, error) {
+	if k.cfg.KillMode == KillDelete {
+		_, p, err := k.replicaPod(ctx, name)
+		if err != nil {
+			return 0, fmt.Errorf("kill %s: %w", name, err)
+		}
+		if _, err := k.run(ctx, "delete", "pod", p.Metadata.Name, "--grace-period=0", "--force", "--wait=false"); err != nil {
+			return 0, fmt.Errorf("kill %s: %w", name, err)
+		}
+		return 0, nil
+	}
+	_, pid, err := k.replicaPID(ctx, name)
+	if err != nil {
+		return 0, fmt.Errorf("kill %s: %w", name, err)
+	}
+	if err := sigkill(pid, 3*time.Second); err != nil {
+		return pid, fmt.Errorf("kill %s: %w", name, err)
+	}
+	return pid, nil
+}
+
+// RestartService deletes the pod of redis or rabbitmq (a graceful stop; the
+// StatefulSet starts it again on the same volume) and returns once the new
+// pod is ready.
+func (k *Kube) RestartService(ctx context.Context, service string) error {
+	switch service {
+	case "redis", "rabbitmq":
+	default:
+		return fmt.Errorf("restart %q: only redis and rabbitmq can be restarted", service)
+	}
+	before, err := k.pods(ctx, service)
+	if err != nil {
+		return fmt.Errorf("restart %s: %w", service, err)
+	}
+	if len(before) != 1 {
+		return fmt.Errorf("restart %s: %d pods running, want 1", service, len(before))
+	}
+	old := before[0]
+	if _, err := k.run(ctx, "delete", "pod", old.Metadata.Name, "--wait=false"); err != nil {
+		return fmt.Errorf("restart %s: %w", service, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, k.cfg.ReadyTimeout)
+	defer cancel()
+	for {
+		now, err := k.pods(ctx, service)
+		if err == nil && len(now) == 1 && now[0].Metadata.UID != old.Metadata.UID && now[0].ready() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("restart %s: no new ready pod after %s (%v)", service, k.cfg.ReadyTimeout, err)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// FlushRedis runs FLUSHALL.
+func (k *Kube) FlushRedis(ctx context.Context) error {
+	if err := k.cfg.Redis.FlushAll(ctx).Err(); err != nil {
+		return fmt.Errorf("flushall: %w", err)
+	}
+	return nil
+}
+
+// InFlight counts the replica's requests in flight inside its pod's network
+// namespace. It needs the same host access as KillSIGKILL.
+func (k *Kube) InFlight(ctx context.Context, name string) (int, string, error) {
+	r, pid, err := k.replicaPID(ctx, name)
+	if err != nil {
+		return 0, "", err
+	}
+	return inFlight(pid, r)
+}

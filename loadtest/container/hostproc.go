@@ -1,0 +1,112 @@
+package container
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ErrNotRunning: the replica has no live process right now (its runtime is
+// restarting it).
+var ErrNotRunning = errors.New("not running")
+
+// alive reports whether pid exists and is not a zombie.
+func alive(procRoot string, pid int) bool {
+	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
+}
+
+// exeBase is the base name of pid's executable ("api" for /api).
+func exeBase(procRoot string, pid int) string {
+	exe, err := os.Readlink(filepath.Join(procRoot, strconv.Itoa(pid), "exe"))
+	if err != nil {
+		return ""
+	}
+	return filepath.Base(strings.TrimSuffix(exe, " (deleted)"))
+}
+
+// sigkill sends SIGKILL to pid, a process in a container, and waits at most
+// wait until it is gone. The container's runtime sees a crash.
+func sigkill(pid int, wait time.Duration) error {
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		if errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("pid %d: %w", pid, ErrNotRunning)
+		}
+		return fmt.Errorf("kill pid %d: %w (the driver must run as root on the container host)", pid, err)
+	}
+	deadline := time.Now().Add(wait)
+	for alive("/proc", pid) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("pid %d still alive %s after SIGKILL", pid, wait)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return nil
+}
+
+// pidsInCgroup returns the processes under procRoot whose cgroup path
+// contains one of needles and whose executable is program.
+func pidsInCgroup(procRoot, program string, needles ...string) ([]int, error) {
+	entries, err := os.ReadDir(procRoot)
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cg, err := os.ReadFile(filepath.Join(procRoot, e.Name(), "cgroup"))
+		if err != nil {
+			continue
+		}
+		for _, n := range needles {
+			if strings.Contains(string(cg), n) {
+				if exeBase(procRoot, pid) == program && alive(procRoot, pid) {
+					out = append(out, pid)
+				}
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// pidCache remembers the host pid of each replica between calls, so the
+// driver's fast polling of InFlight does not ask the runtime every time. An
+// entry is used only while that pid is alive and still runs the program.
+type pidCache struct {
+	mu   sync.Mutex
+	pids map[string]int
+}
+
+func (c *pidCache) get(name, program string) (int, bool) {
+	c.mu.Lock()
+	pid, ok := c.pids[name]
+	c.mu.Unlock()
+	if !ok || !alive("/proc", pid) || exeBase("/proc", pid) != program {
+		return 0, false
+	}
+	return pid, true
+}
+
+func (c *pidCache) put(name string, pid int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pids == nil {
+		c.pids = map[string]int{}
+	}
+	c.pids[name] = pid
+}
