@@ -94,6 +94,7 @@ var (
 func Render(w io.Writer, s Series, markers []Marker, title string, width, height vg.Length) error {
 	p := plot.New()
 	p.Title.Text = title
+	p.Title.Padding = vg.Points(6)
 	p.X.Label.Text = "seconds since the load started"
 	p.Y.Label.Text = "per second"
 	p.Add(plotter.NewGrid())
