@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"slices"
 	"strconv"
@@ -47,6 +48,9 @@ type config struct {
 	ShutdownGrace time.Duration // SHUTDOWN_GRACE, default 20s
 	Instance      string        // WORKER_INSTANCE, default the host name
 	LogLevel      slog.Level    // LOG_LEVEL: debug, info (default), warn, error
+	// PprofAddr (WORKER_PPROF_ADDR), when set, serves net/http/pprof on its
+	// own listener at that address, for profiling; off by default.
+	PprofAddr string
 }
 
 // loadConfig reads the configuration through getenv and reports every
@@ -81,6 +85,10 @@ func loadConfig(getenv func(string) string, hostname string) (config, error) {
 		ShutdownGrace: p.duration("SHUTDOWN_GRACE", 20*time.Second),
 		Instance:      p.str("WORKER_INSTANCE", hostname),
 		LogLevel:      p.level("LOG_LEVEL", slog.LevelInfo),
+		PprofAddr:     p.str("WORKER_PPROF_ADDR", ""),
+	}
+	if _, _, err := net.SplitHostPort(c.PprofAddr); c.PprofAddr != "" && err != nil {
+		p.fail("WORKER_PPROF_ADDR", "want host:port")
 	}
 
 	p.check("REDIS_URL", c.RedisURL, func(s string) error { _, err := redis.ParseURL(s); return err })

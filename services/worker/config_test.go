@@ -112,3 +112,21 @@ func TestLoadConfigRelations(t *testing.T) {
 		})
 	}
 }
+
+// WORKER_PPROF_ADDR is off unless set, and must be host:port.
+func TestLoadConfigPprofAddr(t *testing.T) {
+	env := required()
+	got, err := loadConfig(envOf(env), "host")
+	if err != nil || got.PprofAddr != "" {
+		t.Errorf("default PprofAddr = %q, %v; want off", got.PprofAddr, err)
+	}
+	env["WORKER_PPROF_ADDR"] = "127.0.0.1:6061"
+	got, err = loadConfig(envOf(env), "host")
+	if err != nil || got.PprofAddr != "127.0.0.1:6061" {
+		t.Errorf("PprofAddr = %q, %v; want 127.0.0.1:6061", got.PprofAddr, err)
+	}
+	env["WORKER_PPROF_ADDR"] = "6061"
+	if _, err := loadConfig(envOf(env), "host"); err == nil || !strings.Contains(err.Error(), "WORKER_PPROF_ADDR") {
+		t.Errorf("WORKER_PPROF_ADDR=6061: err = %v, want a problem naming it", err)
+	}
+}

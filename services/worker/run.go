@@ -132,6 +132,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	if cfg.PprofAddr != "" {
+		go servePprof(ctx, cfg.PprofAddr, log)
+	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("listening", "addr", ln.Addr().String(), "queue", cfg.Queue, "exchange", cfg.Exchange,

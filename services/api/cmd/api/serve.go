@@ -107,6 +107,9 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	if cfg.PprofAddr != "" {
+		go servePprof(ctx, cfg.PprofAddr, log)
+	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	log.Info("listening", "addr", ln.Addr().String())

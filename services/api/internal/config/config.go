@@ -46,6 +46,9 @@ type Serve struct {
 	MigrateOnStart bool       // API_MIGRATE_ON_START
 	Instance       string     // API_INSTANCE
 	LogLevel       slog.Level // LOG_LEVEL
+	// PprofAddr (API_PPROF_ADDR), when set, serves net/http/pprof on its
+	// own listener at that address, for profiling; off by default.
+	PprofAddr string
 }
 
 // Migrate is the configuration of `api migrate`: only the database.
@@ -76,8 +79,14 @@ func LoadServe(getenv func(string) string, hostname string) (Serve, error) {
 		MigrateOnStart: r.boolean("API_MIGRATE_ON_START", false),
 		Instance:       r.instance(hostname),
 		LogLevel:       r.level(),
+		PprofAddr:      r.str("API_PPROF_ADDR", ""),
 	}
 	c.Merchants = r.merchants("API_MERCHANT_KEYS")
+	if c.PprofAddr != "" {
+		if _, _, err := net.SplitHostPort(c.PprofAddr); err != nil {
+			r.problem("API_PPROF_ADDR", "%q is not host:port: %v", c.PprofAddr, err)
+		}
+	}
 	strategy, err := naive.ParseStrategy(r.lookup("IDEM_STRATEGY"))
 	if err != nil {
 		r.problem("IDEM_STRATEGY", "%v", err)

@@ -197,3 +197,20 @@ func TestLoadMigrateNeedsOnlyTheDatabase(t *testing.T) {
 		t.Error("LoadMigrate() without DATABASE_URL succeeded")
 	}
 }
+
+// API_PPROF_ADDR is off unless set, and must be host:port.
+func TestLoadServePprofAddr(t *testing.T) {
+	t.Parallel()
+	got, err := config.LoadServe(env(nil), "host-1")
+	if err != nil || got.PprofAddr != "" {
+		t.Errorf("default PprofAddr = %q, %v; want off", got.PprofAddr, err)
+	}
+	got, err = config.LoadServe(env(map[string]string{"API_PPROF_ADDR": "127.0.0.1:6060"}), "host-1")
+	if err != nil || got.PprofAddr != "127.0.0.1:6060" {
+		t.Errorf("PprofAddr = %q, %v; want 127.0.0.1:6060", got.PprofAddr, err)
+	}
+	_, err = config.LoadServe(env(map[string]string{"API_PPROF_ADDR": "6060"}), "host-1")
+	if err == nil || !strings.Contains(err.Error(), "API_PPROF_ADDR") {
+		t.Errorf("API_PPROF_ADDR=6060: err = %v, want a problem naming API_PPROF_ADDR", err)
+	}
+}
