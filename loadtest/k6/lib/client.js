@@ -7,7 +7,7 @@
 // --console-output puts them in a file); loadtest/record parses them.
 
 import http from 'k6/http';
-import { sleep } from 'k6';
+import { check, sleep } from 'k6';
 import crypto from 'k6/crypto';
 import { Counter } from 'k6/metrics';
 import { config } from './config.js';
@@ -140,8 +140,15 @@ export function send(req, replica, n) {
 // decide records attempt n of req (a = what send returned) and says what
 // comes next: {outcome} when the request is over (ok, rejected, gave_up),
 // else {pause} before the next attempt. began is when the request started.
+// DOCUMENTED are the statuses a valid payment request may get (docs/api.md);
+// anything else (a 500, a 400 for a valid body) is a bug worth a failed check.
+const DOCUMENTED = new Set([202, 409, 422, 503]);
+
 function decide(req, n, a, began, rnd) {
   const rec = attemptRecord(req, n, a.u, a.res, a.cls, a.started);
+  if (a.res.status !== 0) {
+    check(a.res, { 'status as documented (202, 409, 422, 503)': (r) => DOCUMENTED.has(r.status) });
+  }
   let outcome = null;
   let pause = 0;
   if (a.cls === 'ok') {
