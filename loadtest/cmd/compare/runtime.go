@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -42,7 +43,7 @@ func (rt runtime) chaos(ctx context.Context, s naive.Strategy, dir string, c con
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if _, ok := err.(*exec.ExitError); ok || err == nil {
+	if exit := (*exec.ExitError)(nil); err == nil || errors.As(err, &exit) {
 		return nil
 	}
 	return err
