@@ -1,0 +1,135 @@
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// RedisServer is a throw-away redis-server owned by one test, which the
+// test may stop and start again without touching the shared Redis (so the
+// test may run in parallel). Its data survives Stop and Start: it writes an
+// append-only file fsynced on every write, so even a SIGKILL loses nothing,
+// and a restart reloads it (answering LOADING meanwhile), as a production
+// Redis with AOF does.
+type RedisServer struct {
+	t    testing.TB
+	bin  string
+	dir  string
+	port int
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd // nil while stopped
+	closed bool      // the test ended: Start does nothing
+}
+
+// StartRedis starts a private redis-server on a free port of 127.0.0.1 and
+// waits until it answers. It is killed at cleanup. It fails the test if
+// redis-server is not on PATH (scripts/harness up installs it).
+func StartRedis(t testing.TB) *RedisServer {
+	t.Helper()
+	Integration(t)
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatalf("redis-server not on PATH (scripts/harness up installs it): %v", err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	r := &RedisServer{t: t, bin: bin, dir: t.TempDir(), port: port}
+	t.Cleanup(func() {
+		r.mu.Lock()
+		r.closed = true
+		r.mu.Unlock()
+		r.Stop()
+	})
+	r.Start()
+	return r
+}
+
+// Addr returns host:port.
+func (r *RedisServer) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(r.port)) }
+
+// URL returns redis://host:port/db.
+func (r *RedisServer) URL(db int) string { return fmt.Sprintf("redis://%s/%d", r.Addr(), db) }
+
+// Client returns a client of database 0 with ContextTimeoutEnabled and no
+// retries, closed at cleanup.
+func (r *RedisServer) Client() *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: r.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1})
+	r.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Start starts the server (again) on the same port and directory and
+// waits until it answers commands, the data set loaded. It is a no-op if
+// the server runs. It may be called from any goroutine; it reports
+// problems with t.Error, not t.Fatal.
+func (r *RedisServer) Start() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cmd != nil || r.closed {
+		return
+	}
+	cmd := exec.Command(r.bin, "--port", strconv.Itoa(r.port), "--bind", "127.0.0.1", "--dir", r.dir,
+		"--save", "", "--appendonly", "yes", "--appendfsync", "always")
+	if err := cmd.Start(); err != nil {
+		r.t.Errorf("start redis-server: %v", err)
+		return
+	}
+	r.cmd = cmd
+	c := redis.NewClient(&redis.Options{Addr: r.Addr(), MaxRetries: -1, DialTimeout: time.Second})
+	defer c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		err := c.Get(ctx, "testenv:probe").Err() // LOADING fails it; PING would not
+		cancel()
+		if err == nil || err == redis.Nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.t.Errorf("private redis-server on %s did not answer within 10s: %v", r.Addr(), err)
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Stop kills the server (SIGKILL, a crash; nothing is lost, see
+// RedisServer) and waits until it is gone. It is a no-op if the server is
+// stopped. It may be called from any goroutine.
+func (r *RedisServer) Stop() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cmd == nil {
+		return
+	}
+	_ = r.cmd.Process.Kill()
+	_ = r.cmd.Wait()
+	r.cmd = nil
+}
+
+// Outage stops the server now and starts it again after d, in the
+// background. Wait for the returned channel, which is closed once the
+// server answers again.
+func (r *RedisServer) Outage(d time.Duration) <-chan struct{} {
+	r.Stop()
+	back := make(chan struct{})
+	go func() {
+		defer close(back)
+		time.Sleep(d)
+		r.Start()
+	}()
+	return back
+}
