@@ -19,6 +19,12 @@
 // Leases are expiry timestamps from Redis TIME, not key TTLs; the key TTL is
 // the retention (default 24 h).
 //
+// A lease that is neither completed nor released stays PENDING until its
+// lease runs out and someone claims the stage again; if nobody does, it
+// stays PENDING for the whole retention. So when Complete or Release fails
+// with ErrUnavailable (Redis restarting, a timeout), retry it: Retry does,
+// with a bounded backoff, and stops at ErrLost.
+//
 // Redis is the fast path, not the source of truth: callers keep a durable
 // backstop (a unique constraint, a compare-and-set) for the case where Redis
 // loses its data. Every error that is not a decision of the state machine is
