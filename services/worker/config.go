@@ -41,6 +41,9 @@ type config struct {
 	Retention   time.Duration // IDEM_RETENTION, default 24h
 	IdemTimeout time.Duration // IDEM_TIMEOUT, default 500ms
 	PSPTimeout  time.Duration // PSP_TIMEOUT, default 5s
+	// EndRetry (IDEM_END_RETRY, default 5s) is how long Complete and Release
+	// are retried in-process while Redis does not answer; 0 turns it off.
+	EndRetry time.Duration
 	// Strategy is IDEM_STRATEGY: oncepay (the default, the real boundary)
 	// or a comparison strategy, for demonstrations only.
 	Strategy naive.Strategy
@@ -80,6 +83,7 @@ func loadConfig(getenv func(string) string, hostname string) (config, error) {
 		Retention:   p.duration("IDEM_RETENTION", 24*time.Hour),
 		IdemTimeout: p.duration("IDEM_TIMEOUT", 500*time.Millisecond),
 		PSPTimeout:  p.duration("PSP_TIMEOUT", 5*time.Second),
+		EndRetry:    p.duration("IDEM_END_RETRY", 5*time.Second),
 		Strategy:    p.strategy("IDEM_STRATEGY"),
 
 		ShutdownGrace: p.duration("SHUTDOWN_GRACE", 20*time.Second),
@@ -124,6 +128,9 @@ func loadConfig(getenv func(string) string, hostname string) (config, error) {
 		if d.v <= 0 && !p.failed(d.name) {
 			p.fail(d.name, "must be positive")
 		}
+	}
+	if c.EndRetry < 0 {
+		p.fail("IDEM_END_RETRY", "must not be negative")
 	}
 	if c.IdemTimeout >= c.Lease && c.IdemTimeout > 0 && c.Lease > 0 {
 		p.fail("IDEM_TIMEOUT", fmt.Sprintf("%s must be shorter than IDEM_LEASE %s", c.IdemTimeout, c.Lease))

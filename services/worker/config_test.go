@@ -33,8 +33,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 		Prefetch: 16, Concurrency: 8, RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second},
 		MaxAttempts: 10, DeliveryLimit: 20, ReconnectInterval: time.Second, ReconnectAttempts: 300,
 		Lease: 15 * time.Second, Retention: 24 * time.Hour, IdemTimeout: 500 * time.Millisecond,
-		PSPTimeout: 5 * time.Second, ShutdownGrace: 20 * time.Second, Instance: "host-1", LogLevel: slog.LevelInfo,
-		Strategy: naive.StrategyOncepay,
+		PSPTimeout: 5 * time.Second, EndRetry: 5 * time.Second, ShutdownGrace: 20 * time.Second, Instance: "host-1",
+		LogLevel: slog.LevelInfo, Strategy: naive.StrategyOncepay,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
@@ -49,7 +49,7 @@ func TestLoadConfigOverrides(t *testing.T) {
 		"WORKER_MAX_ATTEMPTS": "3", "WORKER_DELIVERY_LIMIT": "5", "IDEM_LEASE": "2s", "IDEM_RETENTION": "1h",
 		"IDEM_TIMEOUT": "200ms", "PSP_TIMEOUT": "1s", "SHUTDOWN_GRACE": "3s", "WORKER_INSTANCE": "w1",
 		"LOG_LEVEL": "debug", "AMQP_RECONNECT_INTERVAL": "250ms", "AMQP_RECONNECT_ATTEMPTS": "7",
-		"IDEM_STRATEGY": "api-only",
+		"IDEM_STRATEGY": "api-only", "IDEM_END_RETRY": "0s",
 	} {
 		env[k] = v
 	}
@@ -61,7 +61,8 @@ func TestLoadConfigOverrides(t *testing.T) {
 		t.Errorf("retry delays (-want +got):\n%s", diff)
 	}
 	if got.Instance != "w1" || got.Prefetch != 4 || got.Concurrency != 2 || got.LogLevel != slog.LevelDebug ||
-		got.ReconnectAttempts != 7 || got.Lease != 2*time.Second || got.Queue != "q" || got.Strategy != naive.StrategyAPIOnly {
+		got.ReconnectAttempts != 7 || got.Lease != 2*time.Second || got.Queue != "q" || got.Strategy != naive.StrategyAPIOnly ||
+		got.EndRetry != 0 {
 		t.Errorf("config = %+v", got)
 	}
 }
@@ -71,7 +72,7 @@ func TestLoadConfigReportsEveryProblem(t *testing.T) {
 		"DATABASE_URL": "::not a url", "AMQP_URL": "http://x", "PSP_URL": "ftp://x",
 		"WORKER_PREFETCH": "0", "WORKER_CONCURRENCY": "x", "WORKER_RETRY_DELAYS": "5s,1s",
 		"IDEM_LEASE": "soon", "SHUTDOWN_GRACE": "-1s", "LOG_LEVEL": "loud", "WORKER_INSTANCE": "",
-		"IDEM_STRATEGY": "yolo",
+		"IDEM_STRATEGY": "yolo", "IDEM_END_RETRY": "-1s",
 	}
 	_, err := loadConfig(envOf(env), "")
 	if err == nil {
@@ -80,7 +81,7 @@ func TestLoadConfigReportsEveryProblem(t *testing.T) {
 	for _, want := range []string{
 		"REDIS_URL is required", "DATABASE_URL is not a valid URL", "AMQP_URL is not a valid URL",
 		"PSP_URL is not a valid URL", "WORKER_PREFETCH", "WORKER_CONCURRENCY", "WORKER_RETRY_DELAYS must be strictly increasing",
-		"IDEM_LEASE", "SHUTDOWN_GRACE must be positive", "LOG_LEVEL", "WORKER_INSTANCE",
+		"IDEM_LEASE", "SHUTDOWN_GRACE must be positive", "LOG_LEVEL", "WORKER_INSTANCE", "IDEM_END_RETRY must not be negative",
 		`IDEM_STRATEGY "yolo" is not a strategy (oncepay, get-then-set, setnx-marker, lock-then-check, api-only, no-backstop, off)`,
 	} {
 		if !strings.Contains(err.Error(), want) {

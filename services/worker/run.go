@@ -105,7 +105,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	loop := consumer.New(loopConfig(cfg, topo), consumer.Deps{
 		Handler: charge.NewHandler(charge.Deps{
 			Boundary: boundary, PSPKey: pspKey, Payments: pays, PSP: psp, PSPTimeout: cfg.PSPTimeout,
-			Instance: cfg.Instance, Log: log, Metrics: m,
+			EndRetry: cfg.EndRetry, Instance: cfg.Instance, Log: log, Metrics: m,
 		}),
 		Channel: cons, Publisher: cons.Publisher, Guard: cons.Guard, Log: log, Metrics: m,
 	})

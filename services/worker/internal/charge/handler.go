@@ -36,7 +36,12 @@ type Deps struct {
 	// PSPKey is the Idempotency-Key sent to the psp for a message; nil
 	// means PSPKey, the propagated key. Only the comparison strategies
 	// replace it.
-	PSPKey   func(Initiated) string
+	PSPKey func(Initiated) string
+	// EndRetry is how long Complete and Release are retried in-process
+	// (idem.Retry) while Redis does not answer. A charge whose stage still
+	// could not be completed then goes to a delayed retry instead of being
+	// acked. Zero: one attempt.
+	EndRetry time.Duration
 	Instance string // this worker, recorded with takeovers
 	Log      *slog.Logger
 	Metrics  *metrics.Metrics
@@ -100,25 +105,56 @@ func (h *Handler) Handle(ctx context.Context, m consumer.Message) (string, error
 	work, stop := lease.Keep(ctx)
 	v := h.charge(work, log, msg)
 	stop()
-	// Complete and Release must reach Redis even when ctx ended (shutdown);
-	// the store bounds each call with its own timeout.
-	after := context.WithoutCancel(ctx)
 	switch {
 	case v.result != nil:
-		if err := lease.Complete(after, v.result); err != nil {
-			// The database already holds the outcome: whoever claims the stage
-			// next finds the payment terminal and completes from it.
-			log.Warn("stage not completed; the database has the outcome", "err", err)
+		err := h.endLease(ctx, log, idem.OpComplete, func(ctx context.Context) error { return lease.Complete(ctx, v.result) })
+		switch {
+		case errors.Is(err, idem.ErrUnavailable):
+			// The database holds the outcome, the boundary does not. Acking
+			// would leave the stage PENDING until the retention ends, since
+			// nothing else claims it again. The delayed retry does: after
+			// the lease it takes the stage over, finds the payment terminal
+			// and completes the stage from the row.
+			log.Warn("stage not completed; delayed retry to complete it from the database", "err", err)
+			return v.outcome, consumer.Retry(fmt.Errorf("complete charge stage of %s: %w", msg.PaymentID, err), 0)
+		case err != nil:
+			// ErrLost: another owner took the stage over after our lease
+			// ran out; it finds the payment terminal and completes it.
+			log.Warn("stage not completed; its new owner completes it from the database", "err", err)
 		}
 	case lost(work):
 		log.Warn("lease lost; nothing written", "cause", context.Cause(work))
 		return metrics.LostLease, consumer.Retry(fmt.Errorf("charge %s: %w", msg.PaymentID, context.Cause(work)), 0)
 	case v.release:
-		if err := lease.Release(after); err != nil {
+		if err := h.endLease(ctx, log, idem.OpRelease, lease.Release); err != nil {
 			log.Warn("stage not released; it frees up when the lease ends", "err", err)
 		}
 	}
 	return v.outcome, v.err
+}
+
+// endLease runs end (Complete or Release, named op) once; if Redis did not
+// answer, it retries with idem.Retry for up to EndRetry, and counts how
+// that ended. The first call reaches Redis even when ctx has ended (the
+// shutdown grace ran out: the stage should not wait for its lease); the
+// retries stop when ctx ends. The store bounds each call with its timeout.
+func (h *Handler) endLease(ctx context.Context, log *slog.Logger, op idem.Op, end func(context.Context) error) error {
+	err := end(context.WithoutCancel(ctx))
+	if !errors.Is(err, idem.ErrUnavailable) {
+		return err
+	}
+	log.Warn("boundary unavailable; retrying", "op", op, "for", h.EndRetry.String(), "err", err)
+	err = idem.Retry(ctx, idem.Backoff{Limit: h.EndRetry}, end)
+	switch {
+	case err == nil:
+		h.Metrics.LeaseEndRetried(op, metrics.EndRecovered)
+		log.Info("boundary answered again", "op", op)
+	case errors.Is(err, idem.ErrLost):
+		h.Metrics.LeaseEndRetried(op, metrics.EndLost)
+	default:
+		h.Metrics.LeaseEndRetried(op, metrics.EndGaveUp)
+	}
+	return err
 }
 
 // charge is the part of the work done under the lease: ctx ends, with cause

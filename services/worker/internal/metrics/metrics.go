@@ -33,6 +33,14 @@ const (
 	SkipShutdown = "shutdown" // not finished within the shutdown grace; redelivered after the channel closes
 )
 
+// Results of idem_lease_end_retries_total: how a Complete or Release that
+// Redis did not answer at first ended after the in-process retry.
+const (
+	EndRecovered = "recovered" // a retry got through
+	EndLost      = "lost"      // another owner had taken the stage over (nothing written)
+	EndGaveUp    = "gave_up"   // still unavailable when the retry time ran out
+)
+
 // Metrics are the worker's metrics. Methods are safe for concurrent use.
 type Metrics struct {
 	messages     *prometheus.CounterVec
@@ -42,6 +50,7 @@ type Metrics struct {
 	takeovers    prometheus.Counter
 	redeliveries prometheus.Counter
 	boundary     *prometheus.CounterVec
+	endRetries   *prometheus.CounterVec
 }
 
 // New creates the metrics and registers them on reg.
@@ -78,8 +87,12 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "idem_boundary_outcomes_total",
 			Help: "Idempotency boundary operations, by stage and outcome.",
 		}, []string{"stage", "outcome"}),
+		endRetries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "idem_lease_end_retries_total",
+			Help: "Complete or Release calls that Redis did not answer at first and were retried, by op and how the retry ended.",
+		}, []string{"op", "result"}),
 	}
-	for _, c := range []prometheus.Collector{m.messages, m.skipped, m.processing, m.pspCall, m.takeovers, m.redeliveries, m.boundary} {
+	for _, c := range []prometheus.Collector{m.messages, m.skipped, m.processing, m.pspCall, m.takeovers, m.redeliveries, m.boundary, m.endRetries} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("metrics: %w", err)
 		}
@@ -89,6 +102,11 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	for _, r := range []string{SkipStale, SkipShutdown} {
 		m.skipped.WithLabelValues(r)
+	}
+	for _, op := range []idem.Op{idem.OpComplete, idem.OpRelease} {
+		for _, r := range []string{EndRecovered, EndLost, EndGaveUp} {
+			m.endRetries.WithLabelValues(string(op), r)
+		}
 	}
 	return m, nil
 }
@@ -115,3 +133,10 @@ func (m *Metrics) Redelivered() { m.redeliveries.Inc() }
 
 // Boundary is an idem.Config.Observe hook.
 func (m *Metrics) Boundary(e idem.Event) { m.boundary.WithLabelValues(e.Stage, e.Outcome).Inc() }
+
+// LeaseEndRetried counts one Complete or Release (op) that was retried
+// because Redis did not answer, by how it ended (EndRecovered, EndLost,
+// EndGaveUp).
+func (m *Metrics) LeaseEndRetried(op idem.Op, result string) {
+	m.endRetries.WithLabelValues(string(op), result).Inc()
+}

@@ -33,7 +33,7 @@ func TestMetricsRegistered(t *testing.T) {
 	}
 	slices.Sort(names)
 	want := []string{
-		"idem_boundary_outcomes_total", "worker_lease_takeovers_total", "worker_messages_total",
+		"idem_boundary_outcomes_total", "idem_lease_end_retries_total", "worker_lease_takeovers_total", "worker_messages_total",
 		"worker_processing_duration_seconds", "worker_psp_call_duration_seconds", "worker_redeliveries_total",
 		"worker_settle_skipped_total",
 	}
