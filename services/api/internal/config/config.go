@@ -32,6 +32,10 @@ type Serve struct {
 	IdemLease     time.Duration // IDEM_LEASE
 	IdemRetention time.Duration // IDEM_RETENTION
 	IdemTimeout   time.Duration // IDEM_TIMEOUT
+	// IdemEndRetry (IDEM_END_RETRY) is how long the api retries, in the
+	// background, a Complete or Release that Redis did not answer; 0 turns
+	// the retry off.
+	IdemEndRetry time.Duration
 	// IdemStrategy is the idempotency strategy (IDEM_STRATEGY): oncepay's
 	// boundary by default, or a comparison strategy for demonstrations.
 	IdemStrategy naive.Strategy
@@ -71,6 +75,7 @@ func LoadServe(getenv func(string) string, hostname string) (Serve, error) {
 		IdemLease:      r.duration("IDEM_LEASE", 10*time.Second),
 		IdemRetention:  r.duration("IDEM_RETENTION", 24*time.Hour),
 		IdemTimeout:    r.duration("IDEM_TIMEOUT", 500*time.Millisecond),
+		IdemEndRetry:   r.durationMin("IDEM_END_RETRY", 30*time.Second, 0),
 		AMQPExchange:   r.str("AMQP_EXCHANGE", "payments"),
 		RelayInterval:  r.duration("OUTBOX_RELAY_INTERVAL", time.Second),
 		RelayAge:       r.durationMin("OUTBOX_RELAY_AGE", 3*time.Second, 0),
@@ -154,6 +159,7 @@ func (c Serve) LogValue() slog.Value {
 		slog.String("idem_lease", c.IdemLease.String()),
 		slog.String("idem_retention", c.IdemRetention.String()),
 		slog.String("idem_timeout", c.IdemTimeout.String()),
+		slog.String("idem_end_retry", c.IdemEndRetry.String()),
 		slog.String("idem_strategy", string(c.IdemStrategy)),
 		slog.String("amqp_exchange", c.AMQPExchange),
 		slog.String("outbox_relay_interval", c.RelayInterval.String()),

@@ -46,6 +46,7 @@ func TestLoadServeDefaults(t *testing.T) {
 		IdemLease:     10 * time.Second,
 		IdemRetention: 24 * time.Hour,
 		IdemTimeout:   500 * time.Millisecond,
+		IdemEndRetry:  30 * time.Second,
 		IdemStrategy:  naive.StrategyOncepay,
 		AMQPExchange:  "payments",
 		RelayInterval: time.Second,
@@ -66,14 +67,15 @@ func TestLoadServeOverrides(t *testing.T) {
 		"AMQP_EXCHANGE": "payments-test", "OUTBOX_RELAY_INTERVAL": "250ms", "OUTBOX_RELAY_AGE": "0s",
 		"SHUTDOWN_GRACE": "5s", "SHUTDOWN_DELAY": "1s", "API_MIGRATE_ON_START": "true",
 		"API_INSTANCE": "api-7", "LOG_LEVEL": "debug", "IDEM_STRATEGY": "get-then-set",
-		"API_MERCHANT_KEYS": " m-1 = 0123456789abcdef ",
+		"API_MERCHANT_KEYS": " m-1 = 0123456789abcdef ", "IDEM_END_RETRY": "0s",
 	}), "host-1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.ListenAddr != ":0" || got.IdemLease != 2*time.Second || got.RelayAge != 0 ||
 		got.ShutdownDelay != time.Second || !got.MigrateOnStart || got.Instance != "api-7" ||
-		got.LogLevel != slog.LevelDebug || got.AMQPExchange != "payments-test" || got.IdemStrategy != naive.StrategyGetThenSet {
+		got.LogLevel != slog.LevelDebug || got.AMQPExchange != "payments-test" || got.IdemStrategy != naive.StrategyGetThenSet ||
+		got.IdemEndRetry != 0 {
 		t.Errorf("overrides not applied: %+v", got)
 	}
 	if diff := cmp.Diff(map[string]string{"m-1": "0123456789abcdef"}, got.Merchants); diff != "" {
@@ -107,11 +109,13 @@ func TestLoadServeReportsEveryProblem(t *testing.T) {
 				"AMQP_EXCHANGE": "amq.topic", "OUTBOX_RELAY_INTERVAL": "1", "OUTBOX_RELAY_AGE": "-1s",
 				"SHUTDOWN_GRACE": "x", "SHUTDOWN_DELAY": "-2s", "API_MIGRATE_ON_START": "yes please",
 				"API_INSTANCE": "has space", "LOG_LEVEL": "loud", "IDEM_STRATEGY": "naive",
+				"IDEM_END_RETRY": "-1s",
 			},
 			want: []string{
 				`IDEM_LEASE: "ten" is not a duration such as 500ms, 10s or 24h`,
 				"IDEM_RETENTION: -1h0m0s must be positive",
 				"IDEM_TIMEOUT: 0s must be positive",
+				"IDEM_END_RETRY: -1s must not be negative",
 				`OUTBOX_RELAY_INTERVAL: "1" is not a duration such as 500ms, 10s or 24h`,
 				"OUTBOX_RELAY_AGE: -1s must not be negative",
 				`SHUTDOWN_GRACE: "x" is not a duration such as 500ms, 10s or 24h`,

@@ -33,7 +33,8 @@ type work func(ctx context.Context, w http.ResponseWriter) error
 //     Lease.Complete, a 5xx answer releases the stage so the client may
 //     retry. The recorded answer is then sent, even when Complete fails
 //     (ErrLost: a newer owner took over; the database backstop made both
-//     answers the same payment).
+//     answers the same payment). When Redis did not answer Complete or
+//     Release, LeaseRetries retries it in the background.
 //   - Completed: the stored answer is replayed byte for byte, plus
 //     Idempotent-Replayed: true.
 //   - Errors of Begin (in progress, mismatch, unavailable) are returned
@@ -71,13 +72,18 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key idem.Key
 		s.writeError(rec, r, err)
 	}
 	answer := rec.response()
-	if answer.Status >= 500 {
-		err = lease.Release(detached)
-	} else {
-		err = s.complete(detached, lease, answer)
-	}
+	op, end := ending(lease, answer)
+	err = end(detached)
 	settled = true
-	if err != nil {
+	switch {
+	case errors.Is(err, idem.ErrUnavailable):
+		// Redis did not answer (restarting, a timeout). The answer goes out
+		// now; the stage is ended in the background, so that it does not
+		// stay PENDING.
+		s.log.WarnContext(r.Context(), "boundary: Redis did not answer; sending the answer, retrying in the background",
+			"key", key.String(), "status", answer.Status, "op", op, "err", err)
+		s.leaseRetries.Go(key, op, end)
+	case err != nil:
 		s.log.WarnContext(r.Context(), "boundary: answer not recorded in Redis; sending it anyway",
 			"key", key.String(), "status", answer.Status, "lost", errors.Is(err, idem.ErrLost), "err", err)
 	}
@@ -88,12 +94,17 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key idem.Key
 	return nil
 }
 
-func (s *Server) complete(ctx context.Context, lease Lease, answer idem.Response) error {
+// ending returns how to end lease after answer: Complete with it (2xx,
+// 4xx: replayed from now on) or Release (5xx: the client may retry).
+func ending(lease Lease, answer idem.Response) (idem.Op, func(context.Context) error) {
+	if answer.Status >= 500 {
+		return idem.OpRelease, lease.Release
+	}
 	result, err := answer.MarshalBinary()
 	if err != nil {
-		return err
+		return idem.OpComplete, func(context.Context) error { return fmt.Errorf("store the answer: %w", err) }
 	}
-	return lease.Complete(ctx, result)
+	return idem.OpComplete, func(ctx context.Context) error { return lease.Complete(ctx, result) }
 }
 
 // send writes a stored or recorded answer.

@@ -42,33 +42,38 @@ type Deps struct {
 	// WorkTimeout bounds the work done under a boundary lease; use the
 	// lease length, since past it another request may take the key over.
 	WorkTimeout time.Duration
+	// LeaseRetries ends, in the background, the leases Redis did not let
+	// the request end.
+	LeaseRetries *LeaseRetries
 }
 
 // Server is the api's http.Handler.
 type Server struct {
-	mux         *chi.Mux
-	log         *slog.Logger
-	keys        Keyring
-	boundary    Boundary
-	payments    PaymentStore
-	ready       *Readiness
-	metrics     *metrics.Metrics
-	gatherer    prometheus.Gatherer
-	workTimeout time.Duration
+	mux          *chi.Mux
+	log          *slog.Logger
+	keys         Keyring
+	boundary     Boundary
+	payments     PaymentStore
+	ready        *Readiness
+	metrics      *metrics.Metrics
+	gatherer     prometheus.Gatherer
+	workTimeout  time.Duration
+	leaseRetries *LeaseRetries
 }
 
 // NewServer returns the api's handler with every route of routes.go.
 func NewServer(d Deps) http.Handler {
 	s := &Server{
-		mux:         chi.NewRouter(),
-		log:         d.Logger,
-		keys:        d.Keys,
-		boundary:    d.Boundary,
-		payments:    d.Payments,
-		ready:       d.Readiness,
-		metrics:     d.Metrics,
-		gatherer:    d.Gatherer,
-		workTimeout: d.WorkTimeout,
+		mux:          chi.NewRouter(),
+		log:          d.Logger,
+		keys:         d.Keys,
+		boundary:     d.Boundary,
+		payments:     d.Payments,
+		ready:        d.Readiness,
+		metrics:      d.Metrics,
+		gatherer:     d.Gatherer,
+		workTimeout:  d.WorkTimeout,
+		leaseRetries: d.LeaseRetries,
 	}
 	s.routes()
 	return s

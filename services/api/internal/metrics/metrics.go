@@ -32,14 +32,22 @@ type Metrics struct {
 	// PaymentsBackstop counts requests answered by the database backstop
 	// after Redis had forgotten the key, by result (replayed or mismatch).
 	PaymentsBackstop *prometheus.CounterVec
+	// IdemLeaseEndRetries counts the Complete and Release calls that Redis
+	// did not answer while the request was answered, retried in the
+	// background, by op and how the retry ended (EndRecovered, EndLost,
+	// EndGaveUp).
+	IdemLeaseEndRetries *prometheus.CounterVec
 }
 
-// Label values of OutboxPublished and PaymentsBackstop.
+// Label values of OutboxPublished, PaymentsBackstop and IdemLeaseEndRetries.
 const (
 	PathInline       = "inline"
 	PathRelay        = "relay"
 	BackstopReplayed = "replayed"
 	BackstopMismatch = "mismatch"
+	EndRecovered     = "recovered" // a retry got through
+	EndLost          = "lost"      // another request had taken the key over (nothing written)
+	EndGaveUp        = "gave_up"   // still unavailable when the retry time or the shutdown grace ran out
 )
 
 // New creates the collectors and registers them on reg, plus an
@@ -82,6 +90,10 @@ func New(reg prometheus.Registerer, instance string) *Metrics {
 			Name: "payments_backstop_total",
 			Help: "Requests answered by the Postgres unique-key backstop because Redis had forgotten the key, by result.",
 		}, []string{"result"}),
+		IdemLeaseEndRetries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "idem_lease_end_retries_total",
+			Help: "Complete or Release calls that Redis did not answer at first, retried in the background, by op and how the retry ended.",
+		}, []string{"op", "result"}),
 	}
 	info := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "api_instance_info", Help: "Always 1; the api_instance label names this process (API_INSTANCE).",
@@ -89,7 +101,7 @@ func New(reg prometheus.Registerer, instance string) *Metrics {
 	})
 	info.Set(1)
 	reg.MustRegister(m.HTTPRequests, m.HTTPDuration, m.IdemOutcomes, m.IdemDuration, m.OutboxBacklog,
-		m.OutboxPublishDuration, m.OutboxPublished, m.OutboxFailures, m.PaymentsCreated, m.PaymentsBackstop, info)
+		m.OutboxPublishDuration, m.OutboxPublished, m.OutboxFailures, m.PaymentsCreated, m.PaymentsBackstop, m.IdemLeaseEndRetries, info)
 
 	// Known label values start at zero, so rates and alerts work from the start.
 	for _, o := range []string{idem.OutcomeAcquired, idem.OutcomeTakeover, idem.OutcomeReplayed,
@@ -105,6 +117,11 @@ func New(reg prometheus.Registerer, instance string) *Metrics {
 	m.OutboxPublished.WithLabelValues(PathRelay)
 	m.PaymentsBackstop.WithLabelValues(BackstopReplayed)
 	m.PaymentsBackstop.WithLabelValues(BackstopMismatch)
+	for _, op := range []idem.Op{idem.OpComplete, idem.OpRelease} {
+		for _, r := range []string{EndRecovered, EndLost, EndGaveUp} {
+			m.IdemLeaseEndRetries.WithLabelValues(string(op), r)
+		}
+	}
 	return m
 }
 
