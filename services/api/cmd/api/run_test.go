@@ -103,6 +103,7 @@ func TestMetrics(t *testing.T) {
 		{`payments_backstop_total{result="replayed"}`, 0},
 		{`outbox_published_total{path="inline"}`, 1},
 		{`outbox_published_total{path="relay"}`, 0},
+		{`outbox_published_total{path="sweep"}`, 0},
 		{`idem_lease_end_retries_total{op="complete",result="recovered"}`, 0},
 		{`idem_lease_end_retries_total{op="release",result="gave_up"}`, 0},
 		{`outbox_publish_failures_total`, 0},

@@ -72,6 +72,7 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 	pub.Start()
 	box := outbox.New(pool, pub, m, log.With("component", "outbox"), outbox.Config{
 		RelayInterval: cfg.RelayInterval, RelayAge: cfg.RelayAge,
+		SweepInterval: cfg.SweepInterval, SweepAge: cfg.SweepAge, SweepLimit: cfg.SweepLimit,
 	})
 	leaseRetries := httpapi.NewLeaseRetries(log, m, cfg.IdemEndRetry)
 

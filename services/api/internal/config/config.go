@@ -43,6 +43,9 @@ type Serve struct {
 	AMQPExchange  string        // AMQP_EXCHANGE
 	RelayInterval time.Duration // OUTBOX_RELAY_INTERVAL
 	RelayAge      time.Duration // OUTBOX_RELAY_AGE
+	SweepInterval time.Duration // OUTBOX_SWEEP_INTERVAL; 0 turns the pending-payment sweeper off
+	SweepAge      time.Duration // OUTBOX_SWEEP_AGE
+	SweepLimit    int           // OUTBOX_SWEEP_LIMIT
 
 	ShutdownGrace time.Duration // SHUTDOWN_GRACE
 	ShutdownDelay time.Duration // SHUTDOWN_DELAY
@@ -79,6 +82,9 @@ func LoadServe(getenv func(string) string, hostname string) (Serve, error) {
 		AMQPExchange:   r.str("AMQP_EXCHANGE", "payments"),
 		RelayInterval:  r.duration("OUTBOX_RELAY_INTERVAL", time.Second),
 		RelayAge:       r.durationMin("OUTBOX_RELAY_AGE", 3*time.Second, 0),
+		SweepInterval:  r.durationMin("OUTBOX_SWEEP_INTERVAL", 10*time.Second, 0),
+		SweepAge:       r.duration("OUTBOX_SWEEP_AGE", time.Minute),
+		SweepLimit:     r.positive("OUTBOX_SWEEP_LIMIT", 3),
 		ShutdownGrace:  r.duration("SHUTDOWN_GRACE", 15*time.Second),
 		ShutdownDelay:  r.durationMin("SHUTDOWN_DELAY", 0, 0),
 		MigrateOnStart: r.boolean("API_MIGRATE_ON_START", false),
@@ -164,6 +170,9 @@ func (c Serve) LogValue() slog.Value {
 		slog.String("amqp_exchange", c.AMQPExchange),
 		slog.String("outbox_relay_interval", c.RelayInterval.String()),
 		slog.String("outbox_relay_age", c.RelayAge.String()),
+		slog.String("outbox_sweep_interval", c.SweepInterval.String()),
+		slog.String("outbox_sweep_age", c.SweepAge.String()),
+		slog.Int("outbox_sweep_limit", c.SweepLimit),
 		slog.String("shutdown_grace", c.ShutdownGrace.String()),
 		slog.String("shutdown_delay", c.ShutdownDelay.String()),
 		slog.Bool("migrate_on_start", c.MigrateOnStart),

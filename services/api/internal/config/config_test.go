@@ -51,6 +51,9 @@ func TestLoadServeDefaults(t *testing.T) {
 		AMQPExchange:  "payments",
 		RelayInterval: time.Second,
 		RelayAge:      3 * time.Second,
+		SweepInterval: 10 * time.Second,
+		SweepAge:      time.Minute,
+		SweepLimit:    3,
 		ShutdownGrace: 15 * time.Second,
 		Instance:      "host-1",
 		LogLevel:      slog.LevelInfo,
@@ -68,6 +71,7 @@ func TestLoadServeOverrides(t *testing.T) {
 		"SHUTDOWN_GRACE": "5s", "SHUTDOWN_DELAY": "1s", "API_MIGRATE_ON_START": "true",
 		"API_INSTANCE": "api-7", "LOG_LEVEL": "debug", "IDEM_STRATEGY": "get-then-set",
 		"API_MERCHANT_KEYS": " m-1 = 0123456789abcdef ", "IDEM_END_RETRY": "0s",
+		"OUTBOX_SWEEP_INTERVAL": "0s", "OUTBOX_SWEEP_AGE": "5s", "OUTBOX_SWEEP_LIMIT": "7",
 	}), "host-1")
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +79,7 @@ func TestLoadServeOverrides(t *testing.T) {
 	if got.ListenAddr != ":0" || got.IdemLease != 2*time.Second || got.RelayAge != 0 ||
 		got.ShutdownDelay != time.Second || !got.MigrateOnStart || got.Instance != "api-7" ||
 		got.LogLevel != slog.LevelDebug || got.AMQPExchange != "payments-test" || got.IdemStrategy != naive.StrategyGetThenSet ||
-		got.IdemEndRetry != 0 {
+		got.IdemEndRetry != 0 || got.SweepInterval != 0 || got.SweepAge != 5*time.Second || got.SweepLimit != 7 {
 		t.Errorf("overrides not applied: %+v", got)
 	}
 	if diff := cmp.Diff(map[string]string{"m-1": "0123456789abcdef"}, got.Merchants); diff != "" {
@@ -109,7 +113,7 @@ func TestLoadServeReportsEveryProblem(t *testing.T) {
 				"AMQP_EXCHANGE": "amq.topic", "OUTBOX_RELAY_INTERVAL": "1", "OUTBOX_RELAY_AGE": "-1s",
 				"SHUTDOWN_GRACE": "x", "SHUTDOWN_DELAY": "-2s", "API_MIGRATE_ON_START": "yes please",
 				"API_INSTANCE": "has space", "LOG_LEVEL": "loud", "IDEM_STRATEGY": "naive",
-				"IDEM_END_RETRY": "-1s",
+				"IDEM_END_RETRY": "-1s", "OUTBOX_SWEEP_INTERVAL": "-1s", "OUTBOX_SWEEP_AGE": "0s", "OUTBOX_SWEEP_LIMIT": "0",
 			},
 			want: []string{
 				`IDEM_LEASE: "ten" is not a duration such as 500ms, 10s or 24h`,
@@ -118,6 +122,9 @@ func TestLoadServeReportsEveryProblem(t *testing.T) {
 				"IDEM_END_RETRY: -1s must not be negative",
 				`OUTBOX_RELAY_INTERVAL: "1" is not a duration such as 500ms, 10s or 24h`,
 				"OUTBOX_RELAY_AGE: -1s must not be negative",
+				"OUTBOX_SWEEP_INTERVAL: -1s must not be negative",
+				"OUTBOX_SWEEP_AGE: 0s must be positive",
+				`OUTBOX_SWEEP_LIMIT: "0" is not a positive integer`,
 				`SHUTDOWN_GRACE: "x" is not a duration such as 500ms, 10s or 24h`,
 				"SHUTDOWN_DELAY: -2s must not be negative",
 				`API_MIGRATE_ON_START: "yes please" is not a boolean (true or false)`,

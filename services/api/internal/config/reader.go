@@ -70,6 +70,20 @@ func (r *reader) durationMin(name string, def, lowest time.Duration) time.Durati
 	return d
 }
 
+// positive reads an integer of at least 1.
+func (r *reader) positive(name string, def int) int {
+	v := r.lookup(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		r.problem(name, "%q is not a positive integer", v)
+		return def
+	}
+	return n
+}
+
 func (r *reader) boolean(name string, def bool) bool {
 	v := r.lookup(name)
 	if v == "" {

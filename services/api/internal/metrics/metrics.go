@@ -23,7 +23,8 @@ type Metrics struct {
 	OutboxBacklog prometheus.Gauge
 	// OutboxPublishDuration observes one publish, from send to broker confirm.
 	OutboxPublishDuration prometheus.Histogram
-	// OutboxPublished counts confirmed publishes by path (inline or relay).
+	// OutboxPublished counts confirmed publishes by path (inline, relay or
+	// sweep).
 	OutboxPublished *prometheus.CounterVec
 	// OutboxFailures counts publishes that were not confirmed.
 	OutboxFailures prometheus.Counter
@@ -43,6 +44,7 @@ type Metrics struct {
 const (
 	PathInline       = "inline"
 	PathRelay        = "relay"
+	PathSweep        = "sweep" // published again by the pending-payment sweeper
 	BackstopReplayed = "replayed"
 	BackstopMismatch = "mismatch"
 	EndRecovered     = "recovered" // a retry got through
@@ -78,7 +80,7 @@ func New(reg prometheus.Registerer, instance string) *Metrics {
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 		}),
 		OutboxPublished: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "outbox_published_total", Help: "Outbox messages confirmed by the broker, by path (inline after commit, or relay).",
+			Name: "outbox_published_total", Help: "Outbox messages confirmed by the broker, by path (inline after commit, relay, or sweep of payments still pending).",
 		}, []string{"path"}),
 		OutboxFailures: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "outbox_publish_failures_total", Help: "Outbox publishes that failed, were nacked or timed out (the relay retries them).",
@@ -115,6 +117,7 @@ func New(reg prometheus.Registerer, instance string) *Metrics {
 	}
 	m.OutboxPublished.WithLabelValues(PathInline)
 	m.OutboxPublished.WithLabelValues(PathRelay)
+	m.OutboxPublished.WithLabelValues(PathSweep)
 	m.PaymentsBackstop.WithLabelValues(BackstopReplayed)
 	m.PaymentsBackstop.WithLabelValues(BackstopMismatch)
 	for _, op := range []idem.Op{idem.OpComplete, idem.OpRelease} {

@@ -4,7 +4,10 @@
 // and republished by a relay (Outbox.Run) if that first attempt was not
 // confirmed. A payment therefore never exists without its message being
 // published eventually; a message may be published more than once, and the
-// consumer dedupes by idempotency key.
+// consumer dedupes by idempotency key. A sweeper (Outbox.SweepOnce)
+// publishes again, a bounded number of times, the message of a payment
+// that stays pending long after its message was published, in case the
+// message was lost on the broker's side.
 package outbox
 
 import (

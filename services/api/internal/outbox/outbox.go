@@ -22,8 +22,19 @@ type Config struct {
 	RelayAge time.Duration
 	// PublishTimeout bounds one publish and its confirm. Default 1s.
 	PublishTimeout time.Duration
-	// BatchSize is the most rows one relay pass takes. Default 100.
+	// BatchSize is the most rows one relay or sweep pass takes. Default 100.
 	BatchSize int
+
+	// SweepInterval is the pause between passes of the pending-payment
+	// sweeper (SweepOnce). Zero turns the sweeper off.
+	SweepInterval time.Duration
+	// SweepAge: the sweeper publishes again the message of a payment that
+	// is still pending when its last publish is older than this. Default
+	// 60s.
+	SweepAge time.Duration
+	// SweepLimit is how often the sweeper publishes one payment's message
+	// again, at most. Default 3.
+	SweepLimit int
 }
 
 // markTimeout bounds the UPDATE that records a publish attempt.
@@ -51,6 +62,12 @@ func New(pool *pgxpool.Pool, pub *Publisher, m *metrics.Metrics, log *slog.Logge
 	}
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = 100
+	}
+	if cfg.SweepAge <= 0 {
+		cfg.SweepAge = time.Minute
+	}
+	if cfg.SweepLimit <= 0 {
+		cfg.SweepLimit = 3
 	}
 	return &Outbox{pool: pool, pub: pub, metrics: m, log: log, cfg: cfg}
 }

@@ -13,26 +13,36 @@ import (
 // publish, so it is normally much shorter.
 const passTimeout = 30 * time.Second
 
-// Run relays every RelayInterval until ctx ends, then returns after the pass
-// in progress (a pass is not cut short by ctx, so rows it published are
-// marked; closing the Publisher makes a stuck pass fail fast).
+// Run relays every RelayInterval and sweeps every SweepInterval (if set)
+// until ctx ends, then returns after the pass in progress (a pass is not
+// cut short by ctx, so rows it published are marked; closing the Publisher
+// makes a stuck pass fail fast).
 func (o *Outbox) Run(ctx context.Context) {
 	t := time.NewTicker(o.cfg.RelayInterval)
 	defer t.Stop()
+	var sweep <-chan time.Time // nil: never
+	if o.cfg.SweepInterval > 0 {
+		st := time.NewTicker(o.cfg.SweepInterval)
+		defer st.Stop()
+		sweep = st.C
+	}
 	for {
+		name, once := "relay", o.RelayOnce
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-sweep:
+			name, once = "sweep", o.SweepOnce
 		}
 		pass, cancel := context.WithTimeout(context.WithoutCancel(ctx), passTimeout)
-		n, err := o.RelayOnce(pass)
+		n, err := once(pass)
 		cancel()
 		switch {
 		case err != nil:
-			o.log.Warn("outbox relay pass failed", "published", n, "err", err)
+			o.log.Warn("outbox "+name+" pass failed", "published", n, "err", err)
 		case n > 0:
-			o.log.Info("outbox relay published", "published", n)
+			o.log.Info("outbox "+name+" published", "published", n)
 		}
 	}
 }
