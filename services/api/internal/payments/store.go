@@ -32,8 +32,9 @@ func NewStore(pool *pgxpool.Pool, sender Sender, m *metrics.Metrics) *Store {
 
 // Create inserts the pending payment p, with first (the answer computed
 // before the insert) as its stored response, and its payment.initiated
-// outbox row, in one transaction; after the commit it hands the message to
-// the Sender. It returns Created with p.ID and first.
+// outbox row, in one transaction (createSQL: one statement, one round
+// trip); after the commit it hands the message to the Sender. It returns
+// Created with p.ID and first.
 //
 // The durable backstop: if (merchant, key) already has a payment (Redis
 // forgot the key, or a retry took over an expired lease), nothing is
@@ -50,26 +51,18 @@ func (s *Store) Create(ctx context.Context, p Payment, first Response) (Created,
 		return Created{}, err
 	}
 	var out Created
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `INSERT INTO payments (id, merchant_id, idempotency_key, request_fingerprint,
-				amount, currency, customer_id, description, status, response_status, response_body, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-			ON CONFLICT ON CONSTRAINT payments_merchant_idempotency_key DO NOTHING`,
-			p.ID, p.MerchantID, p.IdempotencyKey, p.Fingerprint, p.Amount, p.Currency, p.CustomerID,
-			p.Description, p.Status, first.Status, first.Body, p.CreatedAt, p.UpdatedAt)
-		if err != nil {
-			return fmt.Errorf("insert payment: %w", err)
-		}
-		if tag.RowsAffected() == 0 {
-			out, err = existing(ctx, tx, p)
-			return err
-		}
-		if err := outbox.Insert(ctx, tx, &msg); err != nil {
-			return err
-		}
+	err = s.pool.QueryRow(ctx, createSQL,
+		p.ID, p.MerchantID, p.IdempotencyKey, p.Fingerprint, p.Amount, p.Currency, p.CustomerID,
+		p.Description, p.Status, first.Status, first.Body, p.CreatedAt, p.UpdatedAt,
+		msg.RoutingKey, msg.Payload).Scan(&msg.ID, &msg.CreatedAt)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows): // the key already has a payment
+		out, err = existing(ctx, s.pool, p)
+	case err != nil:
+		err = fmt.Errorf("insert payment and outbox row: %w", err)
+	default:
 		out = Created{PaymentID: p.ID, Response: first}
-		return nil
-	})
+	}
 	switch {
 	case errors.Is(err, ErrKeyReused):
 		s.metrics.PaymentsBackstop.WithLabelValues(metrics.BackstopMismatch).Inc()
@@ -85,8 +78,30 @@ func (s *Store) Create(ctx context.Context, p Payment, first Response) (Created,
 	return out, nil
 }
 
+// createSQL inserts the payment and, only if that insert happened, its
+// outbox row (the same columns as outbox.Insert), as one statement: one
+// round trip and one implicit transaction instead of BEGIN, two INSERTs and
+// COMMIT: about a third less database CPU per new payment, and three round
+// trips less latency (docs/PERFORMANCE.md). ON CONFLICT waits for a concurrent uncommitted
+// insert of the same key; the statement then returns no row, and the
+// payment that holds the key is committed for existing to read.
+const createSQL = `WITH payment AS (
+	INSERT INTO payments (id, merchant_id, idempotency_key, request_fingerprint,
+		amount, currency, customer_id, description, status, response_status, response_body, created_at, updated_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+	ON CONFLICT ON CONSTRAINT payments_merchant_idempotency_key DO NOTHING
+	RETURNING id)
+INSERT INTO outbox (payment_id, merchant_id, idempotency_key, routing_key, payload)
+SELECT id, $2, $3, $14, $15 FROM payment
+RETURNING id, created_at`
+
+// querier is what existing needs: a pool or a transaction.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
 // existing reads the payment that holds p's (merchant, key).
-func existing(ctx context.Context, tx pgx.Tx, p Payment) (Created, error) {
+func existing(ctx context.Context, tx querier, p Payment) (Created, error) {
 	var (
 		id, fingerprint string
 		resp            Response
