@@ -111,7 +111,7 @@ func loadConfig(getenv func(string) string, hostname string) (config, error) {
 	if c.Exchange == "" {
 		p.fail("AMQP_EXCHANGE", "must not be empty")
 	}
-	// The longest derived name is <queue>.retry.<delay>; AMQP names are at most 255 bytes.
+	// The longest derived name is <queue>.retry.v2.<delay>; AMQP names are at most 255 bytes.
 	if c.Queue == "" || len(c.Queue) > 200 {
 		p.fail("AMQP_QUEUE", "must be 1-200 characters (retry and dead-letter names are derived from it)")
 	}

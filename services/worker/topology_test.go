@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -70,5 +71,49 @@ func TestTopologyOnRabbitMQ(t *testing.T) {
 	_ = get(e.topo.Queue).Reject(false)
 	if d := get(e.topo.DeadLetterQueue()); d.MessageId != "rejected" {
 		t.Errorf("DLQ got %q, want the rejected message", d.MessageId)
+	}
+}
+
+// A message waiting in a retry queue when RabbitMQ restarts, whose delay
+// ends while the broker is down, arrives in the main queue afterwards. With
+// classic retry queues it did not: at the boot they dead-lettered the
+// expired message before the quorum queue had a leader, and RabbitMQ
+// dropped it (at-most-once dead-lettering). It restarts the shared
+// RabbitMQ, so it does not run in parallel.
+func TestRetryQueueSurvivesRabbitMQRestart(t *testing.T) {
+	testenv.Integration(t)
+	waitAMQP(t)
+	url := testenv.AMQPURL(t)
+	name := testenv.Name(t, "topo")
+	e := &env{t: t, amqpURL: url, topo: broker.Topology{Exchange: name + ".x", Queue: name + ".q",
+		RetryDelays: []time.Duration{3 * time.Second}, DeliveryLimit: 5}}
+	e.declare()
+	t.Cleanup(e.deleteTopology)
+
+	pub := newPublisher(t, url)
+	start := time.Now()
+	want := map[string]bool{}
+	for i := range 5 {
+		id := fmt.Sprintf("waiting-%d", i)
+		want[id] = true
+		pub.publish(t, "", e.topo.RetryQueue(0), amqp.Publishing{MessageId: id, DeliveryMode: amqp.Persistent})
+	}
+	testenv.Harness(t, "restart", "rabbitmq")
+	if took := time.Since(start); took < e.topo.RetryDelays[0] {
+		t.Fatalf("the restart took %s, less than the delay: the messages did not expire while the broker was down", took)
+	}
+
+	got := map[string]bool{}
+	eventually(t, 30*time.Second, func() string {
+		for _, d := range e.drain(e.topo.Queue) {
+			got[d.MessageId] = true
+		}
+		if len(got) < len(want) {
+			return fmt.Sprintf("%d of %d retried messages arrived in the main queue: %v", len(got), len(want), got)
+		}
+		return ""
+	})
+	if n := e.queueDepth(e.topo.RetryQueue(0)); n != 0 {
+		t.Errorf("%d messages left in the retry queue", n)
 	}
 }

@@ -15,7 +15,8 @@ const RoutingKey = "payment.initiated"
 //
 //	Exchange (topic) --payment.initiated--> Queue (quorum, delivery limit, DLX)
 //	Queue --rejected / over the delivery limit--> Queue.dlx (fanout) --> Queue.dlq
-//	retry: publish to Queue.retry.<delay> (TTL <delay>) --expired--> "" exchange --> Queue
+//	retry: publish to Queue.retry.v2.<delay> (quorum, TTL <delay>)
+//	       --expired, dead-lettered at least once--> "" exchange --> Queue
 type Topology struct {
 	Exchange      string
 	Queue         string
@@ -31,8 +32,12 @@ func (t Topology) DeadLetterExchange() string { return t.Queue + ".dlx" }
 func (t Topology) DeadLetterQueue() string { return t.Queue + ".dlq" }
 
 // RetryQueue returns the name of the i-th retry queue, e.g.
-// payments.charge.retry.5s.
-func (t Topology) RetryQueue(i int) string { return t.Queue + ".retry." + t.RetryDelays[i].String() }
+// payments.charge.retry.v2.5s. The v2 names the quorum retry queues: the
+// classic ones of before were called payments.charge.retry.5s, and a
+// queue cannot be declared again with another type or other arguments.
+func (t Topology) RetryQueue(i int) string {
+	return t.Queue + ".retry.v2." + t.RetryDelays[i].String()
+}
 
 // declarer is the part of *amqp.Channel that Declare uses.
 type declarer interface {
@@ -94,10 +99,20 @@ func (t Topology) queueArgs() amqp.Table {
 // retryArgs make retry queue i a waiting room: nothing consumes it, every
 // message expires after RetryDelays[i] and is dead-lettered through the
 // default exchange straight back into Queue.
+//
+// It is a quorum queue with at-least-once dead-lettering (RabbitMQ 3.10+,
+// which requires the reject-publish overflow): an expired message stays in
+// the retry queue until Queue has confirmed it, and the broker tries again
+// while Queue is unavailable. A classic queue dead-letters at most once: at
+// a broker restart it dead-lettered the messages that expired meanwhile
+// before Queue had a leader, and RabbitMQ dropped them.
 func (t Topology) retryArgs(i int) amqp.Table {
 	return amqp.Table{
+		amqp.QueueTypeArg:           amqp.QueueTypeQuorum,
 		amqp.QueueMessageTTLArg:     t.RetryDelays[i].Milliseconds(),
 		"x-dead-letter-exchange":    "",
 		"x-dead-letter-routing-key": t.Queue,
+		"x-dead-letter-strategy":    "at-least-once",
+		amqp.QueueOverflowArg:       amqp.QueueOverflowRejectPublish,
 	}
 }
