@@ -17,11 +17,11 @@ type Queues struct {
 }
 
 // DefaultQueues returns the names the worker derives from queue and its
-// retry delays: <queue>, <queue>.retry.<delay>, <queue>.dlq.
+// retry delays: <queue>, <queue>.retry.v2.<delay>, <queue>.dlq.
 func DefaultQueues(queue string, retryDelays []time.Duration) Queues {
 	q := Queues{Main: queue, DeadLetter: queue + ".dlq"}
 	for _, d := range retryDelays {
-		q.Retry = append(q.Retry, queue+".retry."+d.String())
+		q.Retry = append(q.Retry, queue+".retry.v2."+d.String())
 	}
 	return q
 }
