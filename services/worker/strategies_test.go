@@ -104,3 +104,50 @@ func checkStrategyShown(t *testing.T, w *worker, s naive.Strategy) {
 		t.Errorf("%s: readyz details %v, warned %v; want both", s, rep.Details, warned)
 	}
 }
+
+// TestNoBackstopDuplicateIsRefusedByThePSP: without the unique-key
+// backstop, Redis data loss lets the api create a second payment for a key
+// (stored under an alias, see naive.NoBackstopAlias). The worker claims and
+// charges it under the client's key, so the psp, which already charged that
+// key for the first payment, refuses the second request: no second charge,
+// but a payment the client was told about ends in the dead-letter queue. It
+// flushes this package's Redis database, so it does not run in parallel.
+func TestNoBackstopDuplicateIsRefusedByThePSP(t *testing.T) {
+	e := newEnv(t, nil)
+	e.startWorker("nobackstop", map[string]string{"IDEM_STRATEGY": string(naive.StrategyNoBackstop)})
+	first := e.newPayment(1800, "cus_nobackstop")
+	e.publish(e.message(first), 1)
+	e.waitTerminal(15*time.Second, first.ID)
+	if err := e.redis.FlushDB(t.Context()).Err(); err != nil { // Redis forgets the key
+		t.Fatal(err)
+	}
+
+	second := payment{ID: "pay_" + randHex(8), Customer: first.Customer, Amount: first.Amount}
+	second.Key = naive.NoBackstopAlias(first.Key, second.ID)
+	_, err := e.db.Exec(t.Context(), `
+		INSERT INTO payments (id, merchant_id, idempotency_key, request_fingerprint, amount, currency,
+		                      customer_id, response_status, response_body, created_at, updated_at)
+		VALUES ($1, $2, $3, 'fp', $4, 'EUR', $5, 202, '{}', now(), now())`,
+		second.ID, e.merchant, second.Key, second.Amount, second.Customer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.publish(e.message(second), 1)
+	eventually(t, 15*time.Second, func() string {
+		if d := e.queueDepth(e.topo.DeadLetterQueue()); d != 1 {
+			return "the second payment is not dead-lettered yet"
+		}
+		return ""
+	})
+	l := e.ledger(second.ID)
+	if len(l.Charges) != 0 || len(l.Calls) != 1 || l.Calls[0].Outcome != pspclient.OutcomeMismatch ||
+		l.Calls[0].IdempotencyKey != e.merchant+":"+first.Key {
+		t.Errorf("psp ledger of the second payment %+v: want one call under the client's key, refused as a mismatch", l)
+	}
+	if r := e.row(second.ID); r.Status != "pending" {
+		t.Errorf("second payment %+v, want it left pending (dead-lettered)", r)
+	}
+	if n := len(e.ledger(first.ID).Charges); n != 1 {
+		t.Errorf("first payment charged %d times, want 1", n)
+	}
+}

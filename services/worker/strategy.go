@@ -26,7 +26,9 @@ import (
 //	get-then-set, setnx-marker, lock-then-check   that strategy in Redis; a fresh psp key per attempt
 //	api-only                                      no boundary, every delivery trusted; a fresh psp key per attempt
 //	off                                           no boundary; the propagated psp key
-//	no-backstop                                   the real boundary and key (only the api differs)
+//	no-backstop                                   the real boundary and key, under the client's key
+//	                                              (a second payment the api stored under an alias
+//	                                              is claimed and charged as the key it duplicates)
 //
 // A fresh key per attempt is what a worker does when nobody designed key
 // propagation: it makes the psp's own idempotency useless, so a retry after
@@ -43,8 +45,24 @@ func comparison(s naive.Strategy, real charge.Boundary, rdb *redis.Client, cfg i
 		return naiveBoundary{naive.NewTrusting(cfg)}, freshPSPKey
 	case naive.StrategyOff:
 		return naiveBoundary{naive.NewTrusting(cfg)}, charge.PSPKey
+	case naive.StrategyNoBackstop:
+		return unaliased{real}, func(m charge.Initiated) string {
+			return m.MerchantID + ":" + naive.NoBackstopKey(m.IdempotencyKey)
+		}
 	}
 	return real, charge.PSPKey
+}
+
+// unaliased claims a payment that no-backstop's api stored under an alias
+// (naive.NoBackstopAlias) under the client's key, where a system without
+// the unique constraint would have it.
+type unaliased struct{ b charge.Boundary }
+
+func (u unaliased) Begin(ctx context.Context, k idem.Key, stage, fingerprint string) (charge.Claim, error) {
+	if key, err := idem.NewKey(k.Merchant(), naive.NoBackstopKey(k.ID())); err == nil {
+		k = key
+	}
+	return u.b.Begin(ctx, k, stage, fingerprint)
 }
 
 // freshPSPKey is a new psp Idempotency-Key for every attempt:

@@ -29,7 +29,10 @@ const (
 	StrategyAPIOnly Strategy = "api-only"
 	// StrategyNoBackstop: the real boundary in both services, but the api
 	// writes payments as if payments had no UNIQUE (merchant_id,
-	// idempotency_key) constraint.
+	// idempotency_key) constraint: a key that already has a payment gets a
+	// second one, stored under NoBackstopAlias (the shared schema keeps the
+	// constraint). The worker claims and charges it under the client's key,
+	// NoBackstopKey, as a system without the constraint would.
 	StrategyNoBackstop Strategy = "no-backstop"
 	// StrategyOff: no boundary at all (Trusting in both services); the psp
 	// key is still propagated and Postgres keeps its backstops. For
@@ -87,4 +90,23 @@ func (s Strategy) Warning() string {
 		why = "unknown strategy"
 	}
 	return fmt.Sprintf("IDEM_STRATEGY=%s is a DEMONSTRATION strategy that can charge twice or lose payments (%s); never run it with real money", s, why)
+}
+
+// aliasSeparator separates the client's key from the alias suffix.
+const aliasSeparator = "~dup-"
+
+// NoBackstopAlias returns the idempotency key under which no-backstop's api
+// stores a second payment for key: key~dup-<the payment id's last 8
+// characters>.
+func NoBackstopAlias(key, paymentID string) string {
+	return key + aliasSeparator + paymentID[max(0, len(paymentID)-8):]
+}
+
+// NoBackstopKey returns the client's key of a key that NoBackstopAlias may
+// have made: everything before the last "~dup-".
+func NoBackstopKey(key string) string {
+	if i := strings.LastIndex(key, aliasSeparator); i > 0 {
+		return key[:i]
+	}
+	return key
 }

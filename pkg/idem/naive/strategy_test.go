@@ -68,3 +68,16 @@ func TestDependencies(t *testing.T) {
 		}
 	}
 }
+
+func TestNoBackstopAlias(t *testing.T) {
+	t.Parallel()
+	alias := naive.NoBackstopAlias("order-7", "pay_abcdefghijklmnopqrstuvwxyz")
+	if alias != "order-7~dup-stuvwxyz" {
+		t.Errorf("alias = %q", alias)
+	}
+	for in, want := range map[string]string{alias: "order-7", "order-7": "order-7", "~dup-x": "~dup-x"} {
+		if got := naive.NoBackstopKey(in); got != want {
+			t.Errorf("NoBackstopKey(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -61,9 +61,9 @@ func (b naiveBoundary) Begin(ctx context.Context, k idem.Key, stage, fingerprint
 // idempotency_key) constraint would take them: when the key already has a
 // payment (Redis forgot the key, or another payload reuses it), it inserts
 // a second payment instead of answering with the first. The shared schema
-// keeps the constraint, so the second row carries an alias of the key,
-// <key>~dup-<part of its payment id>; the alias also goes into its message,
-// so the worker charges it as the separate payment it is. The conflict that
+// keeps the constraint, so the second row (and its message) carries an
+// alias of the key, naive.NoBackstopAlias; the worker of this strategy
+// claims and charges it under the client's key again. The conflict that
 // made the alias necessary still counts in payments_backstop_total.
 type noBackstop struct{ httpapi.PaymentStore }
 
@@ -72,7 +72,7 @@ func (s noBackstop) Create(ctx context.Context, p payments.Payment, first paymen
 	if (err == nil && !c.Backstop) || (err != nil && !errors.Is(err, payments.ErrKeyReused)) {
 		return c, err
 	}
-	p.IdempotencyKey += "~dup-" + p.ID[len(p.ID)-8:] // p.ID is fresh and was not inserted
+	p.IdempotencyKey = naive.NoBackstopAlias(p.IdempotencyKey, p.ID) // p.ID is fresh and was not inserted
 	return s.PaymentStore.Create(ctx, p, first)
 }
 
