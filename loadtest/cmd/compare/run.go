@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -21,8 +22,12 @@ import (
 	"github.com/oncepay/oncepay/pkg/idem/naive"
 )
 
-// pspURL is the local runtime's psp simulator.
-const pspURL = "http://127.0.0.1:8090"
+// pspURL is the local runtime's psp simulator; faultdAddr is where
+// loadtest/run starts the fault driver during a fault run.
+const (
+	pspURL     = "http://127.0.0.1:8090"
+	faultdAddr = "127.0.0.1:8099"
+)
 
 // run runs the experiment once per strategy (unless -report-only), then
 // writes and prints the table. Progress and the runs' own output go to
@@ -60,6 +65,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 // experiment into <out>/<s>.
 func runOne(ctx context.Context, rt runtime, cfg config, s naive.Strategy) error {
 	start := time.Now()
+	if c, err := net.DialTimeout("tcp", faultdAddr, time.Second); err == nil {
+		c.Close()
+		return fmt.Errorf("a fault driver already listens on %s: another fault run is using the local runtime; wait for it to end", faultdAddr)
+	}
 	if err := rt.up(ctx, s); err != nil {
 		return err
 	}
