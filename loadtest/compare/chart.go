@@ -40,7 +40,9 @@ func Chart(w io.Writer, rows []Row, title string, width, height vg.Length) error
 			ymax = math.Max(ymax, float64(r.Counts[c]))
 		}
 	}
-	p.Add(plotter.NewGrid())
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = nil
+	p.Add(grid)
 	barWidth := vg.Points(14)
 	for j, c := range cols {
 		vals := make(plotter.Values, len(rows))
@@ -77,7 +79,7 @@ func Chart(w io.Writer, rows []Row, title string, width, height vg.Length) error
 		p.Add(labels)
 	}
 	p.NominalX(names...)
-	p.Y.Min, p.Y.Max = 0, ymax*1.15
+	p.Y.Min, p.Y.Max = 0, ymax*1.5 // room for the legend above the bars
 
 	img := vgimg.New(width, height)
 	p.Draw(draw.New(img))
