@@ -98,25 +98,24 @@ func TestKillReplicaRefusesStrangers(t *testing.T) {
 	}
 }
 
-// selfBackend describes the test process itself as replica "self": its pid
-// file names this process and its directory is the working directory.
-func selfBackend(t *testing.T, r process.Replica) *process.Backend {
+// selfReplica makes the test process itself a replica: it moves into a
+// fresh replica directory (t.Chdir, so the caller must not be parallel),
+// writes its own pid there, and returns the run directory, the replica's
+// name and its program.
+func selfReplica(t *testing.T) (run, name, program string) {
 	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := t.TempDir()
-	if err := os.Symlink(wd, filepath.Join(run, "self")); err != nil {
+	run, name = t.TempDir(), "self"
+	dir := filepath.Join(run, name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writePID(t, filepath.Join(run, "self"), os.Getpid())
-	r.Program = filepath.Base(exe)
-	return process.New(process.Config{RunDir: run, Replicas: map[string]process.Replica{"self": r}})
+	t.Chdir(dir)
+	writePID(t, dir, os.Getpid())
+	return run, name, filepath.Base(exe)
 }
 
 func TestInFlight(t *testing.T) {
@@ -131,8 +130,9 @@ func TestInFlight(t *testing.T) {
 	_, p, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	port, _ := strconv.Atoi(p)
 
-	server := selfBackend(t, process.Replica{ServerPort: port})
-	client := selfBackend(t, process.Replica{UpstreamPort: port})
+	run, name, program := selfReplica(t)
+	server := process.New(process.Config{RunDir: run, Replicas: map[string]process.Replica{name: {Program: program, ServerPort: port}}})
+	client := process.New(process.Config{RunDir: run, Replicas: map[string]process.Replica{name: {Program: program, UpstreamPort: port}}})
 	look := func(b *process.Backend) int {
 		t.Helper()
 		n, evidence, err := b.InFlight(context.Background(), "self")
