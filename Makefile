@@ -156,3 +156,34 @@ compare: k6 ## the same fault run against oncepay and every naive strategy (~3-4
 compare-report: ## print the table and redraw the chart of the last make compare (.run/compare) without running anything
 	$(GO) build -o bin/compare ./loadtest/cmd/compare
 	bin/compare -report-only $(COMPARE_FLAGS)
+
+# ---------------------------------------------------------------------------
+# benchmarks and the performance report (loadtest/bench, docs/PERFORMANCE.md).
+# Not part of make test: they take minutes and load the whole machine. They
+# run on their own harness instance (ports 6392/5442/5682, state in
+# .run/bench), started and stopped by the run.
+
+BENCH_HARNESS := ONCEPAY_RUN_DIR=$(CURDIR)/.run/bench HARNESS_REDIS_PORT=6392 HARNESS_PG_PORT=5442 HARNESS_AMQP_PORT=5682 $(HARNESS)
+BENCH_BIN     := .run/bench/bench
+
+.PHONY: bench
+bench: k6 benchstat ## performance run, every phase side by side (~11 min; BENCH_QUICK=1: ~3 min); report in .run/bench/latest (docs/PERFORMANCE.md)
+	$(GO) build -o $(BENCH_BIN) ./loadtest/bench/cmd/bench
+	$(BENCH_HARNESS) run -- $(BENCH_BIN)
+
+.PHONY: bench-go
+bench-go: benchstat ## only the pkg/idem Go benchmarks: BENCH_GO_COUNT (8) interleaved runs, medians, benchstat
+	$(GO) build -o $(BENCH_BIN) ./loadtest/bench/cmd/bench
+	BENCH_PHASES=go $(BENCH_HARNESS) run -- $(BENCH_BIN)
+
+.PHONY: bench-report
+bench-report: ## render report.md and the plots of the last bench run again (BENCH_DIR=<run dir> for another)
+	$(GO) run ./loadtest/bench/cmd/bench report $(or $(BENCH_DIR),.run/bench/latest)
+
+.PHONY: bench-publish
+bench-publish: ## copy the plots of the last bench run (or BENCH_DIR) to docs/img/perf-*.png
+	cp $(or $(BENCH_DIR),.run/bench/latest)/perf-*.png docs/img/
+
+.PHONY: benchstat
+benchstat: ## install benchstat into bin/ (once)
+	@[[ -x bin/benchstat ]] || GOBIN=$(CURDIR)/bin GOWORK=off $(GO) install golang.org/x/perf/cmd/benchstat@latest

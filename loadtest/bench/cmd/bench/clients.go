@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+)
+
+// The databases bench creates on the bench harness's Postgres, afresh every
+// run, so that table sizes are the same from run to run.
+const (
+	dbE2E     = "bench"    // api and workers
+	dbPSP     = "benchpsp" // the psp's ledger
+	dbPGBench = "benchpg"  // the pgbench ceilings
+)
+
+// clients are bench's own connections for measuring.
+type clients struct {
+	e2e *pgxpool.Pool // dbE2E
+	pg  *pgxpool.Pool // dbPGBench
+	rdb *redis.Client // the bench Redis, database 0
+}
+
+func (b *bench) closeClients() {
+	if b.cl == nil {
+		return
+	}
+	b.cl.e2e.Close()
+	b.cl.pg.Close()
+	b.cl.rdb.Close()
+}
+
+// prepare recreates the databases, migrates them and empties Redis.
+func (b *bench) prepare(ctx context.Context) error {
+	b.phase("prepare")
+	admin, err := pgx.Connect(ctx, b.cfg.AdminDB)
+	if err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	defer admin.Close(ctx)
+	for _, db := range []string{dbE2E, dbPSP, dbPGBench} {
+		if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)"); err != nil {
+			return err
+		}
+		if _, err := admin.Exec(ctx, "CREATE DATABASE "+db); err != nil {
+			return err
+		}
+	}
+	env := []string{"DATABASE_URL=" + withDB(b.cfg.AdminDB, dbE2E)}
+	if _, err := b.command(ctx, "migrate", time.Minute, b.cfg.Out, env, b.bin("api"), "migrate"); err != nil {
+		return err
+	}
+	env = []string{"DATABASE_URL=" + withDB(b.cfg.AdminDB, dbPGBench)}
+	if _, err := b.command(ctx, "migrate", time.Minute, b.cfg.Out, env, b.bin("api"), "migrate"); err != nil {
+		return err
+	}
+	env = []string{"PSP_DATABASE_URL=" + withDB(b.cfg.AdminDB, dbPSP)}
+	if _, err := b.command(ctx, "migrate", time.Minute, b.cfg.Out, env, b.bin("psp"), "migrate"); err != nil {
+		return err
+	}
+	cl := &clients{}
+	if cl.e2e, err = pgxpool.New(ctx, withDB(b.cfg.AdminDB, dbE2E)); err != nil {
+		return err
+	}
+	if cl.pg, err = pgxpool.New(ctx, withDB(b.cfg.AdminDB, dbPGBench)); err != nil {
+		cl.e2e.Close()
+		return err
+	}
+	opt, err := redis.ParseURL(b.cfg.RedisURL)
+	if err != nil {
+		return err
+	}
+	cl.rdb = redis.NewClient(opt)
+	b.cl = cl
+	return cl.rdb.FlushAll(ctx).Err()
+}

@@ -1,0 +1,476 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/oncepay/oncepay/loadtest/bench/cpu"
+	"github.com/oncepay/oncepay/loadtest/bench/results"
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// e2e runs the end-to-end benchmark on the bench runtime: the psp, and two
+// variants of the pipeline (each two api replicas and two workers), with
+// the boundary on (IDEM_STRATEGY=oncepay) and off (IDEM_STRATEGY=off).
+func (b *bench) e2e(ctx context.Context) error {
+	b.phase("e2e: start the runtime")
+	e := &results.E2E{}
+	b.res.E2E = e
+	on, off := newVariants()
+	if b.cfg.BaselineAPI != "" { // A/B run: "off" is the baseline api, boundary on
+		off.Strategy, off.APIBin = "oncepay", b.cfg.BaselineAPI
+		e.Baseline = b.cfg.BaselineAPI
+	}
+	if err := b.purgeQueues(on, off); err != nil {
+		return err
+	}
+	if _, err := b.startPSP(ctx); err != nil {
+		return err
+	}
+	for _, v := range []*variant{on, off} {
+		if err := b.startAPIs(ctx, v); err != nil {
+			return err
+		}
+		// The workers declare the queues and bindings; without them the api's
+		// first messages would be unroutable. They stop again until the api's
+		// round trips are counted, so that only the api talks to Redis then.
+		if err := b.startWorkers(ctx, v); err != nil {
+			return err
+		}
+		b.stopWorkers(v)
+	}
+	for _, v := range []*variant{on, off} {
+		// Connection pools (Redis, Postgres) filled for 16 concurrent clients,
+		// prepared statements, first publishes.
+		if _, err := b.k6(ctx, "warmup-"+v.Name, 2*time.Minute, map[string]string{
+			"TARGETS": v.targets(), "LOAD": "count", "VUS": "16", "ITERATIONS": "600", "RUN": "warm-" + v.Name,
+		}); err != nil {
+			return err
+		}
+	}
+
+	if err := b.roundTrips(ctx, e, on, off); err != nil {
+		return err
+	}
+
+	for rep := range b.cfg.Repeats {
+		b.phase(fmt.Sprintf("e2e: saturation round %d", rep+1))
+		var round results.SatRound
+		order := []*variant{on, off}
+		if rep%2 == 1 {
+			order = []*variant{off, on}
+		}
+		freshRun := ""
+		for _, v := range order {
+			run := fmt.Sprintf("sat%d-%s", rep, v.Name)
+			p, err := b.apiPhase(ctx, run, v, []*variant{on, off}, map[string]string{
+				"MODE": "fresh", "LOAD": "vus", "VUS": strconv.Itoa(b.cfg.SatVUs)})
+			if err != nil {
+				return err
+			}
+			if v == on {
+				round.On, freshRun = p, run
+			} else {
+				round.Off = p
+			}
+		}
+		p, err := b.apiPhase(ctx, fmt.Sprintf("sat%d-replay", rep), on, []*variant{on, off}, map[string]string{
+			"MODE": "replay", "LOAD": "vus", "VUS": strconv.Itoa(b.cfg.SatVUs), "KEYS_FROM": freshRun, "KEYS": "1000"})
+		if err != nil {
+			return err
+		}
+		round.Replay = p
+		e.Saturation = append(e.Saturation, round)
+		b.logf("  round %d: on %.0f/s (p50 %.1f ms), off %.0f/s (p50 %.1f ms), replay %.0f/s (p50 %.1f ms); charged on %.0f/s, off %.0f/s",
+			rep+1, round.On.Accepted, round.On.P50MS, round.Off.Accepted, round.Off.P50MS, round.Replay.Replayed, round.Replay.P50MS,
+			round.On.Charged, round.Off.Charged)
+	}
+
+	for rep := range b.cfg.Repeats {
+		b.phase(fmt.Sprintf("e2e: latency round %d at %d/s", rep+1, b.cfg.LatencyRate))
+		var round results.LatRound
+		order := []*variant{on, off}
+		if rep%2 == 1 {
+			order = []*variant{off, on}
+		}
+		for _, v := range order {
+			p, err := b.apiPhase(ctx, fmt.Sprintf("lat%d-%s", rep, v.Name), v, []*variant{on, off}, map[string]string{
+				"MODE": "fresh", "LOAD": "rate", "RATE": strconv.Itoa(b.cfg.LatencyRate)})
+			if err != nil {
+				return err
+			}
+			if v == on {
+				round.On = p
+			} else {
+				round.Off = p
+			}
+		}
+		e.Latency = append(e.Latency, round)
+		b.logf("  round %d: p50 on %.2f ms, off %.2f ms; p99 on %.2f ms, off %.2f ms",
+			rep+1, round.On.P50MS, round.Off.P50MS, round.On.P99MS, round.Off.P99MS)
+	}
+
+	return b.sustainSearch(ctx, e, on, off)
+}
+
+// purgeQueues empties the variants' charge queues, if they exist from an
+// earlier run, so that no old backlog competes with this one.
+func (b *bench) purgeQueues(vs ...*variant) error {
+	conn, err := amqp.Dial(b.cfg.AMQPURL)
+	if err != nil {
+		return fmt.Errorf("rabbitmq: %w", err)
+	}
+	defer conn.Close()
+	for _, v := range vs {
+		ch, err := conn.Channel()
+		if err != nil {
+			return err
+		}
+		if _, err := ch.QueuePurge(v.Queue, false); err != nil { // a missing queue closes the channel; fine
+			continue
+		}
+		ch.Close()
+	}
+	return nil
+}
+
+// roundTrips counts Redis commands per request, each phase after CONFIG
+// RESETSTAT, while no worker runs (so that only the api talks to Redis);
+// then starts the workers and counts the commands per charged payment.
+func (b *bench) roundTrips(ctx context.Context, e *results.E2E, on, off *variant) error {
+	b.phase("e2e: redis round trips")
+	n := 2000
+	if b.cfg.Quick {
+		n = 500
+	}
+	count := func(name string, v *variant, env map[string]string, replay bool) (results.Commands, error) {
+		if err := b.resetStats(ctx); err != nil {
+			return results.Commands{}, err
+		}
+		env["TARGETS"], env["LOAD"], env["VUS"], env["ITERATIONS"], env["RUN"] = v.targets(), "count", "8", strconv.Itoa(n), name
+		s, err := b.k6(ctx, name, 3*time.Minute, env)
+		if err != nil {
+			return results.Commands{}, err
+		}
+		if s.Failed > 0 {
+			b.note("%s: %d requests failed %v", name, s.Failed, s.FailedBy)
+		}
+		reqs := s.Accepted
+		if replay {
+			reqs = s.Replayed
+		}
+		return b.commands(ctx, reqs)
+	}
+	var err error
+	if e.RoundTrips.Fresh, err = count("rt-fresh", on, map[string]string{"MODE": "fresh"}, false); err != nil {
+		return err
+	}
+	if e.RoundTrips.Replay, err = count("rt-replay", on, map[string]string{"MODE": "replay", "KEYS_FROM": "rt-fresh", "KEYS": strconv.Itoa(n)}, true); err != nil {
+		return err
+	}
+	if e.RoundTrips.Off, err = count("rt-off", off, map[string]string{"MODE": "fresh"}, false); err != nil {
+		return err
+	}
+	e.OffHonoured = e.RoundTrips.Off.Requests > 0 && e.RoundTrips.Off.Total == 0
+	if !e.OffHonoured && e.Baseline == "" {
+		b.note("the api with IDEM_STRATEGY=off made %d Redis calls for %d requests: the strategy is not honoured (has IDEM_STRATEGY landed?); on/off ratios are not measured",
+			e.RoundTrips.Off.Total, e.RoundTrips.Off.Requests)
+	}
+	b.logf("  per new request %.3f (%v), per replay %.3f (%v), off %.3f",
+		e.RoundTrips.Fresh.PerRequest(), e.RoundTrips.Fresh.ByCommand,
+		e.RoundTrips.Replay.PerRequest(), e.RoundTrips.Replay.ByCommand, e.RoundTrips.Off.PerRequest())
+
+	// The off workers drain their backlog first; then the on workers start
+	// on a reset counter, and charge the on backlog alone.
+	if err := b.startWorkers(ctx, off); err != nil {
+		return err
+	}
+	if err := b.waitSettled(ctx, off, b.payments(ctx, "warm-off-", "rt-off-"), 2*time.Minute); err != nil {
+		return err
+	}
+	if err := b.resetStats(ctx); err != nil {
+		return err
+	}
+	if err := b.startWorkers(ctx, on); err != nil {
+		return err
+	}
+	if err := b.waitSettled(ctx, on, b.payments(ctx, "warm-on-", "rt-fresh-"), 2*time.Minute); err != nil {
+		return err
+	}
+	settled, err := b.settled(ctx, on)
+	if err != nil {
+		return err
+	}
+	if e.RoundTrips.Charge, err = b.commands(ctx, settled); err != nil {
+		return err
+	}
+	b.logf("  per charged payment (worker) %.3f (%v)", e.RoundTrips.Charge.PerRequest(), e.RoundTrips.Charge.ByCommand)
+	return nil
+}
+
+// payments counts the payments whose keys start with one of prefixes
+// (bench.js names every key <RUN>-<n>).
+func (b *bench) payments(ctx context.Context, prefixes ...string) int {
+	n := 0
+	for _, p := range prefixes {
+		var c int
+		if err := b.cl.e2e.QueryRow(ctx, `SELECT count(*) FROM payments WHERE idempotency_key LIKE $1 || '%'`, p).Scan(&c); err == nil {
+			n += c
+		}
+	}
+	return n
+}
+
+// waitSettled waits until the variant's workers have settled want payments.
+func (b *bench) waitSettled(ctx context.Context, v *variant, want int, max time.Duration) error {
+	deadline := time.Now().Add(max)
+	for {
+		got, err := b.settled(ctx, v)
+		if err == nil && got >= want {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			b.note("the %s workers settled %d of %d payments within %s", v.Name, got, want, max)
+			return nil
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// apiPhase runs one k6 phase of Phase seconds against v and measures it:
+// throughput, latency, what the workers settled meanwhile, CPU per process
+// group; then waits for the backlog to drain.
+func (b *bench) apiPhase(ctx context.Context, run string, v *variant, all []*variant, env map[string]string) (results.Phase, error) {
+	secs := b.cfg.Phase.Seconds()
+	env["TARGETS"], env["RUN"], env["DURATION"] = v.targets(), run, strconv.Itoa(int(secs))+"s"
+	settled0, err := b.settled(ctx, v)
+	if err != nil {
+		return results.Phase{}, err
+	}
+	span := cpu.Start(b.e2eRoots(all))
+	load := cpu.LoadAvg()
+	t0 := time.Now()
+	profiled := func() {}
+	if b.cfg.Profile && strings.HasPrefix(run, "sat0-") {
+		profiled = b.profile(ctx, run, v, int(secs)-2)
+	}
+	s, err := b.k6(ctx, run, b.cfg.Phase+3*time.Minute, env)
+	profiled()
+	if err != nil {
+		return results.Phase{}, err
+	}
+	settled1, err := b.settled(ctx, v)
+	if err != nil {
+		return results.Phase{}, err
+	}
+	p := results.Phase{
+		Name: run, Accepted: float64(s.Accepted) / secs, Replayed: float64(s.Replayed) / secs,
+		Failed: s.Failed, Dropped: s.Dropped, Charged: float64(settled1-settled0) / secs,
+		P50MS: s.P50MS, P99MS: s.P99MS, Load: load,
+		CPU: span.Stop(time.Since(t0).Seconds(), map[string]float64{"k6": s.CPU}),
+	}
+	if s.Failed > 0 {
+		b.note("%s: %d requests failed %v", run, s.Failed, s.FailedBy)
+	}
+	p.DrainedIn = b.drain(ctx, 2*time.Minute)
+	return p, nil
+}
+
+// e2eRoots are the process trees whose CPU an e2e phase reports.
+func (b *bench) e2eRoots(all []*variant) map[string][]int {
+	roots := b.harnessPIDs()
+	for _, v := range all {
+		roots["api"] = append(roots["api"], pids(v.apiProcs)...)
+		roots["worker"] = append(roots["worker"], pids(v.workerProcs)...)
+	}
+	for _, p := range b.procs.Named("psp") {
+		roots["psp"] = append(roots["psp"], p.PID)
+	}
+	return roots
+}
+
+// sustainSearch runs the whole pipeline (boundary on) at fixed rates, as
+// fractions of the colocated ceiling C: 0.6C (the target) first; if that
+// holds, 0.7C and 0.8C; if not, 0.4C, then 0.5C if 0.4C held or 0.3C and
+// 0.2C while they do not. A quick run tries 0.6C and, if it fails, 0.4C.
+func (b *bench) sustainSearch(ctx context.Context, e *results.E2E, on, off *variant) error {
+	ceiling := b.cfg.Ceiling
+	if b.res.Coloc != nil && b.res.Coloc.Ceiling() > 0 {
+		ceiling = b.res.Coloc.Ceiling()
+	}
+	if ceiling <= 0 {
+		b.note("no colocated ceiling: the sustained run is skipped")
+		return nil
+	}
+	tries := 4
+	if b.cfg.Quick {
+		tries = 2
+	}
+	frac := 0.6
+	var held, failed []float64
+	for range tries {
+		rate := roundTo(frac*ceiling, 10)
+		s, err := b.sustain(ctx, rate, on, []*variant{on, off})
+		if err != nil {
+			return err
+		}
+		e.Sustained = append(e.Sustained, s)
+		b.logf("  sustained %.0f/s (%.1fC): held %v %s (accepted %d, charged %d, backlog %d -> %d, slope %.1f/s)",
+			rate, frac, s.OK, s.Why, s.Accepted, s.Charged, s.PendingStart, s.PendingEnd, s.BacklogSlope)
+		if s.OK {
+			held = append(held, frac)
+		} else {
+			failed = append(failed, frac)
+		}
+		next := nextFraction(frac, s.OK, held, failed)
+		if next <= 0 {
+			return nil
+		}
+		frac = next
+	}
+	return nil
+}
+
+// nextFraction picks the next fraction of the ceiling to try, or 0 to stop.
+func nextFraction(frac float64, ok bool, held, failed []float64) float64 {
+	lowestFailed := 10.0
+	for _, f := range failed {
+		lowestFailed = min(lowestFailed, f)
+	}
+	switch {
+	case ok && frac+0.1 < lowestFailed-1e-9 && frac < 0.85:
+		return frac + 0.1
+	case ok:
+		return 0
+	case frac >= 0.6-1e-9 && len(held) == 0:
+		return 0.4
+	case len(held) == 0 && frac > 0.25:
+		return frac - 0.1
+	}
+	return 0
+}
+
+func roundTo(x, unit float64) float64 { return float64(int(x/unit+0.5)) * unit }
+
+// sustain offers rate payments/s for Sustain and checks that the pipeline
+// kept up: at least 99% of the offered payments accepted (at most 0.1%
+// failed, k6 dropped at most 0.5%), as many
+// payments charged during the run as accepted (less at most two seconds'
+// worth still in flight), and no backlog growth over the second half (a
+// least-squares slope of the pending count under 2% of the rate per second).
+func (b *bench) sustain(ctx context.Context, rate float64, v *variant, all []*variant) (results.Sustained, error) {
+	b.phase(fmt.Sprintf("e2e: sustained %.0f payments/s", rate))
+	secs := b.cfg.Sustain.Seconds()
+	s := results.Sustained{Rate: rate, SampleEvery: 1}
+	settled0, err := b.settled(ctx, v)
+	if err != nil {
+		return s, err
+	}
+	if s.PendingStart, err = b.pending(ctx); err != nil {
+		return s, err
+	}
+	run := fmt.Sprintf("sus-%.0f", rate)
+	commits0 := b.pgCommits(ctx)
+	span := cpu.Start(b.e2eRoots(all))
+	load := cpu.LoadAvg()
+	t0 := time.Now()
+	wait := b.k6Async(ctx, run, b.cfg.Sustain+3*time.Minute, map[string]string{
+		"TARGETS": v.targets(), "MODE": "fresh", "LOAD": "rate", "RATE": strconv.FormatFloat(rate, 'f', 0, 64),
+		"DURATION": strconv.Itoa(int(secs)) + "s", "RUN": run,
+	})
+	var (
+		mu      sync.Mutex
+		samples []float64
+		stop    = make(chan struct{})
+		done    = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			if n, err := b.pending(ctx); err == nil {
+				mu.Lock()
+				samples = append(samples, float64(n))
+				mu.Unlock()
+			}
+		}
+	}()
+	k, err := wait()
+	usage := span.Stop(time.Since(t0).Seconds(), map[string]float64{"k6": k.CPU})
+	close(stop)
+	<-done
+	if err != nil {
+		return s, err
+	}
+	settled1, err := b.settled(ctx, v)
+	if err != nil {
+		return s, err
+	}
+	if s.PendingEnd, err = b.pending(ctx); err != nil {
+		return s, err
+	}
+	s.DrainedIn = b.drain(ctx, 2*time.Minute) // settle the run's payments before counting commits
+	if k.Accepted > 0 {
+		s.PGCommits = float64(b.pgCommits(ctx)-commits0) / float64(k.Accepted)
+	}
+	s.Pending = samples
+	for _, x := range samples {
+		s.PendingMax = max(s.PendingMax, int(x))
+	}
+	s.Accepted, s.Charged = k.Accepted, settled1-settled0
+	s.BacklogSlope = slope(samples[len(samples)/2:])
+	s.Phase = results.Phase{Name: run, Accepted: float64(k.Accepted) / secs, Charged: float64(s.Charged) / secs,
+		Failed: k.Failed, Dropped: k.Dropped, P50MS: k.P50MS, P99MS: k.P99MS, Load: load,
+		CPU: usage}
+	want := rate * secs
+	switch {
+	case float64(k.Failed) > 0.001*want:
+		s.Why = fmt.Sprintf("%d requests failed %v", k.Failed, k.FailedBy)
+	case float64(k.Dropped) > 0.005*want || float64(k.Accepted) < 0.99*want:
+		s.Why = fmt.Sprintf("accepted %d of %.0f offered (k6 dropped %d): the api fell behind", k.Accepted, want, k.Dropped)
+	case float64(s.Charged) < float64(k.Accepted)-2*rate:
+		// two seconds' worth may still be in flight when the load stops
+		s.Why = fmt.Sprintf("charged %d of %d accepted: the workers fell behind", s.Charged, k.Accepted)
+	case s.BacklogSlope > 0.02*rate:
+		s.Why = fmt.Sprintf("backlog grew %.1f payments/s over the second half", s.BacklogSlope)
+	default:
+		s.OK = true
+	}
+	s.Phase.DrainedIn = s.DrainedIn
+	return s, nil
+}
+
+// pgCommits sums pg_stat_database.xact_commit over the e2e databases.
+// Postgres updates these counters asynchronously (at most every 0.5 s), so
+// it waits a second first.
+func (b *bench) pgCommits(ctx context.Context) int64 {
+	time.Sleep(time.Second)
+	var n int64
+	_ = b.cl.e2e.QueryRow(ctx, `SELECT coalesce(sum(xact_commit), 0)::bigint FROM pg_stat_database WHERE datname = ANY($1)`,
+		[]string{dbE2E, dbPSP}).Scan(&n)
+	return n
+}
+
+// slope is the least-squares slope of ys against their index (per sample).
+func slope(ys []float64) float64 {
+	n := float64(len(ys))
+	if n < 2 {
+		return 0
+	}
+	var sx, sy, sxy, sxx float64
+	for i, y := range ys {
+		x := float64(i)
+		sx, sy, sxy, sxx = sx+x, sy+y, sxy+x*y, sxx+x*x
+	}
+	return (n*sxy - sx*sy) / (n*sxx - sx*sx)
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/oncepay/oncepay/loadtest/bench/results"
+)
+
+var benchLine = regexp.MustCompile(`^Benchmark(\w+)-\d+\s+\d+\s+([\d.]+) ns/op\s+([\d.]+) B/op\s+([\d.]+) allocs/op`)
+
+// goBench runs the pkg/idem benchmarks GoCount times, one run of all three
+// after another, so that a slow moment of the shared machine hits every
+// benchmark alike; then takes the medians and asks benchstat for its table.
+func (b *bench) goBench(ctx context.Context) error {
+	b.phase("go benchmarks")
+	g := &results.GoBench{Runs: b.cfg.GoCount, Medians: map[string]results.GoMedian{}, Samples: map[string][]results.GoPoint{}}
+	raw := filepath.Join(b.cfg.Out, "go-bench.txt")
+	var all strings.Builder
+	env := []string{"REDIS_URL=" + b.cfg.RedisURL}
+	dir := filepath.Join(b.cfg.Repo, "pkg", "idem")
+	for i := range b.cfg.GoCount {
+		out, err := b.command(ctx, "go-bench", 3*time.Minute, dir, env, b.bin("idem.test"),
+			"-test.run", "^$", "-test.bench", ".", "-test.benchmem", "-test.count", "1", "-test.benchtime", b.cfg.GoBenchtime)
+		if err != nil {
+			return err
+		}
+		all.WriteString(out)
+		for _, line := range strings.Split(out, "\n") {
+			m := benchLine.FindStringSubmatch(line)
+			if m == nil {
+				continue
+			}
+			ns, _ := strconv.ParseFloat(m[2], 64)
+			by, _ := strconv.ParseFloat(m[3], 64)
+			al, _ := strconv.ParseFloat(m[4], 64)
+			g.Samples[m[1]] = append(g.Samples[m[1]], results.GoPoint{NsPerOp: ns, BytesPerOp: by, AllocsPerOp: al})
+		}
+		b.logf("go run %d/%d done", i+1, b.cfg.GoCount)
+	}
+	if err := os.WriteFile(raw, []byte(all.String()), 0o644); err != nil {
+		return err
+	}
+	for name, pts := range g.Samples {
+		var ns, by, al []float64
+		for _, p := range pts {
+			ns, by, al = append(ns, p.NsPerOp), append(by, p.BytesPerOp), append(al, p.AllocsPerOp)
+		}
+		m := results.GoMedian{GoPoint: results.GoPoint{NsPerOp: results.Median(ns), BytesPerOp: results.Median(by), AllocsPerOp: results.Median(al)}}
+		if m.NsPerOp > 0 {
+			m.OpsPerSec = 1e9 / m.NsPerOp
+		}
+		g.Medians[name] = m
+	}
+	// -col .name: BeginReplay and RawEvalSha against BeginComplete, with p-values.
+	stat, err := b.command(ctx, "benchstat", time.Minute, b.cfg.Out, nil, b.cfg.Benchstat, "-col", ".name", raw)
+	if err != nil {
+		return err
+	}
+	g.Benchstat = stat
+	b.res.Go = g
+	for name, m := range g.Medians {
+		b.logf("  %-14s %8.1f us/op  %6.0f B/op  %4.0f allocs/op", name, m.NsPerOp/1e3, m.BytesPerOp, m.AllocsPerOp)
+	}
+	return nil
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+)
+
+// k6Summary is what loadtest/bench/k6/bench.js writes at the end.
+type k6Summary struct {
+	Accepted int            `json:"accepted"`
+	Replayed int            `json:"replayed"`
+	Failed   int            `json:"failed"`
+	FailedBy map[string]int `json:"failed_by"` // 0 (transport), 409, 4xx, 503, 5xx
+	Dropped  int            `json:"dropped"`
+	P50MS    float64        `json:"lat_p50_ms"`
+	P99MS    float64        `json:"lat_p99_ms"`
+	MaxVUs   float64        `json:"max_vus"`
+	CPU      float64        `json:"-"` // seconds of CPU k6 used
+}
+
+// k6 runs bench.js with env (TARGETS, MODE, LOAD, RATE, VUS, DURATION,
+// ITERATIONS, KEYS, RUN) and returns its summary.
+func (b *bench) k6(ctx context.Context, name string, timeout time.Duration, env map[string]string) (k6Summary, error) {
+	wait := b.k6Async(ctx, name, timeout, env)
+	return wait()
+}
+
+// k6Async starts k6 in the background; wait returns its summary.
+func (b *bench) k6Async(ctx context.Context, name string, timeout time.Duration, env map[string]string) (wait func() (k6Summary, error)) {
+	dir := filepath.Join(b.cfg.Out, "k6")
+	_ = os.MkdirAll(dir, 0o755)
+	summary := filepath.Join(dir, name+".json")
+	_ = os.Remove(summary)
+	argv := []string{b.cfg.K6, "run", "--quiet", "--no-usage-report", "--address", "", "-e", "SUMMARY=" + summary}
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		argv = append(argv, "-e", k+"="+env[k])
+	}
+	argv = append(argv, filepath.Join(b.cfg.Repo, "loadtest", "bench", "k6", "bench.js"))
+	done := b.async(ctx, "k6-"+name, timeout, dir, nil, argv...)
+	return func() (k6Summary, error) {
+		r, err := done()
+		if err != nil {
+			return k6Summary{}, err
+		}
+		var s k6Summary
+		raw, err := os.ReadFile(summary)
+		if err != nil {
+			return s, fmt.Errorf("k6 %s wrote no summary: %w", name, err)
+		}
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return s, fmt.Errorf("k6 %s summary: %w", name, err)
+		}
+		s.CPU = r.CPU
+		return s, nil
+	}
+}

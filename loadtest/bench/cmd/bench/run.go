@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/oncepay/oncepay/loadtest/bench/cpu"
+	"github.com/oncepay/oncepay/loadtest/bench/proc"
+	"github.com/oncepay/oncepay/loadtest/bench/report"
+	"github.com/oncepay/oncepay/loadtest/bench/results"
+)
+
+// run is the whole program: it reads the configuration once, owns signals,
+// runs the phases and always stops what it started and writes what it has.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if len(args) == 3 && args[1] == "report" {
+		return renderReport(args[2], stdout)
+	}
+	if len(args) != 1 {
+		fmt.Fprintln(stderr, "usage: bench | bench report DIR")
+		return fmt.Errorf("bad arguments %q", args[1:])
+	}
+	started := time.Now()
+	cfg, err := loadConfig(getenv, started)
+	if err != nil {
+		return fmt.Errorf("configuration:\n%w", err)
+	}
+	if err := os.MkdirAll(filepath.Join(cfg.Out, "logs"), 0o755); err != nil {
+		return err
+	}
+	logf, err := os.Create(filepath.Join(cfg.Out, "bench.log"))
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	b := &bench{
+		cfg: cfg,
+		out: io.MultiWriter(stdout, logf),
+		res: &results.Results{Started: started, Quick: cfg.Quick},
+	}
+	b.res.Machine = describeMachine(ctx, cfg)
+	b.res.Commit = gitCommit(ctx, cfg.Repo)
+	b.res.Settings = results.Settings{
+		GoCount: cfg.GoCount, GoBenchtime: cfg.GoBenchtime, StepSeconds: int(cfg.Step.Seconds()),
+		PhaseSeconds: int(cfg.Phase.Seconds()), SustainSeconds: int(cfg.Sustain.Seconds()), Repeats: cfg.Repeats,
+		SaturationVUs: cfg.SatVUs, LatencyRate: cfg.LatencyRate, WorkerConcurrency: cfg.WorkerConcurrency,
+		PSPLatency: cfg.PSPLatency,
+	}
+	b.logf("results in %s (quick=%v, phases %v); load average before: %v", cfg.Out, cfg.Quick, cfg.Phases, b.res.Machine.LoadBefore)
+
+	ctx, cancel := context.WithTimeout(ctx, cfg.Limit)
+	defer cancel()
+	err = b.runPhases(ctx)
+	b.procs.StopAll(20 * time.Second)
+	b.closeClients()
+	b.res.Finished = time.Now()
+	b.res.Elapsed = b.res.Finished.Sub(started)
+	if serr := b.res.Save(filepath.Join(cfg.Out, "results.json")); serr != nil {
+		err = errors.Join(err, serr)
+	}
+	if rerr := renderReport(cfg.Out, b.out); rerr != nil {
+		err = errors.Join(err, rerr)
+	}
+	latest := filepath.Join(filepath.Dir(cfg.Out), "..", "latest")
+	_ = os.Remove(latest)
+	_ = os.Symlink(cfg.Out, latest)
+	b.logf("done in %s; results in %s", b.res.Elapsed.Round(time.Second), cfg.Out)
+	return err
+}
+
+// bench is one run in progress.
+type bench struct {
+	cfg   config
+	out   io.Writer
+	res   *results.Results
+	procs proc.Group
+	cl    *clients
+}
+
+func (b *bench) logf(format string, args ...any) {
+	fmt.Fprintf(b.out, "%s bench: %s\n", time.Now().UTC().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+// phase records the load average as a phase starts.
+func (b *bench) phase(name string) {
+	la := cpu.LoadAvg()
+	b.res.Load = append(b.res.Load, results.LoadSample{Phase: name, At: time.Now(), Load: la})
+	b.logf("== %s (load average %.2f %.2f %.2f)", name, la[0], la[1], la[2])
+}
+
+func (b *bench) note(format string, args ...any) {
+	n := fmt.Sprintf(format, args...)
+	b.res.Notes = append(b.res.Notes, n)
+	b.logf("NOTE: %s", n)
+}
+
+func (b *bench) runPhases(ctx context.Context) error {
+	if err := b.build(ctx); err != nil {
+		return err
+	}
+	if err := b.prepare(ctx); err != nil {
+		return err
+	}
+	steps := []struct {
+		name string
+		fn   func(context.Context) error
+	}{
+		{"go", b.goBench},
+		{"ceilings", b.ceilings},
+		{"colocated", b.colocated},
+		{"e2e", b.e2e},
+	}
+	for _, s := range steps {
+		if !b.cfg.Phases[s.name] {
+			continue
+		}
+		if err := s.fn(ctx); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		if err := b.res.Save(filepath.Join(b.cfg.Out, "results.json")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func renderReport(dir string, w io.Writer) error {
+	r, err := results.Load(filepath.Join(dir, "results.json"))
+	if err != nil {
+		return err
+	}
+	return report.Write(r, dir, w)
+}

@@ -1,0 +1,266 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/oncepay/oncepay/loadtest/bench/proc"
+)
+
+// merchantKeys are the demo keys of scripts/local; bench.js uses merchant_a.
+const merchantKeys = "merchant_a=sk_test_merchant_a_0123456789,merchant_b=sk_test_merchant_b_0123456789"
+
+// variant is one copy of the pipeline: two api replicas and two workers
+// with one IDEM_STRATEGY, on their own exchange and queue, sharing the psp,
+// Redis, Postgres and RabbitMQ with the other variant.
+type variant struct {
+	Name     string // "on" or "off"
+	Strategy string // IDEM_STRATEGY
+	APIs     []string
+	Workers  []string
+	Exchange string
+	Queue    string
+	APIBin   string // the api binary; empty: the one built from this tree
+
+	apiProcs, workerProcs []*proc.Proc
+}
+
+// targets is the TARGETS value for bench.js.
+func (v *variant) targets() string {
+	var t []string
+	for _, a := range v.APIs {
+		t = append(t, "http://"+a)
+	}
+	return strings.Join(t, ",")
+}
+
+func pids(ps []*proc.Proc) []int {
+	var out []int
+	for _, p := range ps {
+		out = append(out, p.PID)
+	}
+	return out
+}
+
+const pspAddr = "127.0.0.1:9189"
+
+func newVariants() (on, off *variant) {
+	on = &variant{Name: "on", Strategy: "oncepay", APIs: []string{"127.0.0.1:9180", "127.0.0.1:9182"},
+		Workers: []string{"127.0.0.1:9181", "127.0.0.1:9183"}, Exchange: "payments", Queue: "payments.charge"}
+	off = &variant{Name: "off", Strategy: "off", APIs: []string{"127.0.0.1:9184", "127.0.0.1:9186"},
+		Workers: []string{"127.0.0.1:9185", "127.0.0.1:9187"}, Exchange: "payments_off", Queue: "payments_off.charge"}
+	return on, off
+}
+
+func (b *bench) logPath(name string) string { return filepath.Join(b.cfg.Out, "logs", name+".log") }
+
+// startPSP starts the psp simulator with scripts/local's latency.
+func (b *bench) startPSP(ctx context.Context) (*proc.Proc, error) {
+	env := []string{"PSP_LISTEN_ADDR=" + pspAddr, "PSP_DATABASE_URL=" + withDB(b.cfg.AdminDB, dbPSP),
+		"PSP_LATENCY=" + b.cfg.PSPLatency, "PSP_LATENCY_JITTER=25ms", "PSP_SHUTDOWN_GRACE=10s", "LOG_LEVEL=info"}
+	p, err := b.procs.Start("psp", []string{b.bin("psp")}, env, b.cfg.Out, b.logPath("psp"))
+	if err != nil {
+		return nil, err
+	}
+	return p, b.waitReady(ctx, p, pspAddr)
+}
+
+// startAPIs starts the variant's api replicas.
+func (b *bench) startAPIs(ctx context.Context, v *variant) error {
+	for i, addr := range v.APIs {
+		name := fmt.Sprintf("api-%s-%d", v.Name, i+1)
+		env := []string{"REDIS_URL=" + b.cfg.RedisURL, "DATABASE_URL=" + withDB(b.cfg.AdminDB, dbE2E), "AMQP_URL=" + b.cfg.AMQPURL,
+			"API_LISTEN_ADDR=" + addr, "API_MERCHANT_KEYS=" + merchantKeys, "API_INSTANCE=" + name,
+			"IDEM_LEASE=10s", "SHUTDOWN_GRACE=10s", "LOG_LEVEL=info", "AMQP_EXCHANGE=" + v.Exchange,
+			"IDEM_STRATEGY=" + v.Strategy}
+		if b.cfg.Profile {
+			env = append(env, "API_PPROF_ADDR="+pprofAddr(addr))
+		}
+		bin := b.bin("api")
+		if v.APIBin != "" {
+			bin = v.APIBin
+		}
+		p, err := b.procs.Start(name, []string{bin}, env, b.cfg.Out, b.logPath(name))
+		if err != nil {
+			return err
+		}
+		v.apiProcs = append(v.apiProcs, p)
+	}
+	for i, p := range v.apiProcs {
+		if err := b.waitReady(ctx, p, v.APIs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startWorkers starts the variant's workers.
+func (b *bench) startWorkers(ctx context.Context, v *variant) error {
+	for i, addr := range v.Workers {
+		name := fmt.Sprintf("worker-%s-%d", v.Name, i+1)
+		env := []string{"REDIS_URL=" + b.cfg.RedisURL, "DATABASE_URL=" + withDB(b.cfg.AdminDB, dbE2E), "AMQP_URL=" + b.cfg.AMQPURL,
+			"WORKER_LISTEN_ADDR=" + addr, "WORKER_INSTANCE=" + name, "PSP_URL=http://" + pspAddr,
+			"IDEM_LEASE=15s", "WORKER_RETRY_DELAYS=1s,5s,15s", "SHUTDOWN_GRACE=20s", "LOG_LEVEL=info",
+			"WORKER_CONCURRENCY=" + strconv.Itoa(b.cfg.WorkerConcurrency),
+			"WORKER_PREFETCH=" + strconv.Itoa(2*b.cfg.WorkerConcurrency),
+			"AMQP_EXCHANGE=" + v.Exchange, "AMQP_QUEUE=" + v.Queue, "IDEM_STRATEGY=" + v.Strategy}
+		if b.cfg.Profile {
+			env = append(env, "WORKER_PPROF_ADDR="+pprofAddr(addr))
+		}
+		p, err := b.procs.Start(name, []string{b.bin("worker")}, env, b.cfg.Out, b.logPath(name))
+		if err != nil {
+			return err
+		}
+		v.workerProcs = append(v.workerProcs, p)
+	}
+	for i, p := range v.workerProcs {
+		if err := b.waitReady(ctx, p, v.Workers[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pprofAddr is where a service listening on addr serves pprof (port + 100)
+// when BENCH_PROFILE is set.
+func pprofAddr(addr string) string {
+	host, port, _ := net.SplitHostPort(addr)
+	n, _ := strconv.Atoi(port)
+	return net.JoinHostPort(host, strconv.Itoa(n+100))
+}
+
+// profile takes a CPU profile of seconds from every api and worker of v,
+// into profiles/<name>-<process>.pprof, with a text summary (pprof -top)
+// next to it. It runs in the background; wait waits for it.
+func (b *bench) profile(ctx context.Context, name string, v *variant, seconds int) (wait func()) {
+	dir := filepath.Join(b.cfg.Out, "profiles")
+	_ = os.MkdirAll(dir, 0o755)
+	var wg sync.WaitGroup
+	targets := map[string]string{}
+	for i, a := range v.APIs {
+		targets[fmt.Sprintf("api-%s-%d", v.Name, i+1)] = pprofAddr(a)
+	}
+	for i, a := range v.Workers {
+		targets[fmt.Sprintf("worker-%s-%d", v.Name, i+1)] = pprofAddr(a)
+	}
+	for proc, addr := range targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			path := filepath.Join(dir, name+"-"+proc+".pprof")
+			url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, seconds)
+			if _, err := b.command(ctx, "pprof", time.Duration(seconds+60)*time.Second, dir, nil, "curl", "-sf", "-o", path, url); err != nil {
+				b.note("profile %s: %v", proc, err)
+				return
+			}
+			top, _ := b.command(ctx, "pprof", time.Minute, dir, nil, "go", "tool", "pprof", "-top", "-nodecount=60", path)
+			_ = os.WriteFile(strings.TrimSuffix(path, ".pprof")+".top.txt", []byte(top), 0o644)
+		}()
+	}
+	return wg.Wait
+}
+
+// stopWorkers stops the variant's workers, each by its pid.
+func (b *bench) stopWorkers(v *variant) {
+	for _, p := range v.workerProcs {
+		_ = p.Stop(30 * time.Second)
+	}
+	v.workerProcs = nil
+}
+
+// waitReady waits up to a minute for addr's /readyz to answer 200.
+func (b *bench) waitReady(ctx context.Context, p *proc.Proc, addr string) error {
+	deadline := time.Now().Add(time.Minute)
+	client := &http.Client{Timeout: 2 * time.Second}
+	for {
+		if p.Exited() {
+			return fmt.Errorf("%s exited at start; see %s", p.Name, p.Log)
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/readyz", nil)
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("%s not ready on %s after a minute; see %s", p.Name, addr, p.Log)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// settled sums worker_messages_total{outcome="charged"|"declined"} over the
+// variant's workers: payments they moved to a terminal status.
+func (b *bench) settled(ctx context.Context, v *variant) (int, error) {
+	total := 0
+	client := &http.Client{Timeout: 5 * time.Second}
+	for _, addr := range v.Workers {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			if !strings.HasPrefix(line, "worker_messages_total{") ||
+				!(strings.Contains(line, `outcome="charged"`) || strings.Contains(line, `outcome="declined"`)) {
+				continue
+			}
+			f := strings.Fields(line)
+			n, _ := strconv.ParseFloat(f[len(f)-1], 64)
+			total += int(n)
+		}
+		resp.Body.Close()
+	}
+	return total, nil
+}
+
+// pending counts payments not yet settled, in both variants.
+func (b *bench) pending(ctx context.Context) (int, error) {
+	var n int
+	err := b.cl.e2e.QueryRow(ctx, `SELECT count(*) FROM payments WHERE status = 'pending'`).Scan(&n)
+	return n, err
+}
+
+// drain waits until no payment is pending, at most max; it returns how long
+// it took (max if it did not get there).
+func (b *bench) drain(ctx context.Context, max time.Duration) float64 {
+	start := time.Now()
+	for time.Since(start) < max && ctx.Err() == nil {
+		n, err := b.pending(ctx)
+		if err == nil && n == 0 {
+			return time.Since(start).Seconds()
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	return time.Since(start).Seconds()
+}
+
+// harnessPIDs reads the bench harness's server pids (scripts/harness writes
+// them), for CPU accounting.
+func (b *bench) harnessPIDs() map[string][]int {
+	out := map[string][]int{}
+	dir := b.cfg.HarnessDir
+	for name, file := range map[string]string{"postgres": "postgres/postgres.pid", "rabbitmq": "rabbitmq/rabbitmq.pid", "redis": "redis/redis.pid"} {
+		raw, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			continue
+		}
+		if pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(raw), "\n", 2)[0])); err == nil {
+			out[name] = []int{pid}
+		}
+	}
+	return out
+}

@@ -1,0 +1,180 @@
+// Package cpu accounts CPU time: of whole process trees (a server and every
+// process it forked, such as Postgres backends), and of the machine, from
+// /proc. The benchmark uses it to say which stage took the cores.
+package cpu
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// ticksPerSecond is USER_HZ, 100 on every Linux the benchmark runs on.
+const ticksPerSecond = 100
+
+type procStat struct {
+	ppid  int
+	ticks uint64 // utime + stime + cutime + cstime
+}
+
+// readAll reads pid -> (ppid, utime+stime) of every process.
+func readAll() map[int]procStat {
+	out := map[int]procStat{}
+	dirs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, path := range dirs {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ... utime(14) stime(15); comm may hold spaces.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 15 {
+			continue
+		}
+		pid, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(path, "/proc/"), "/stat"))
+		ppid, _ := strconv.Atoi(f[1])
+		ut, _ := strconv.ParseUint(f[11], 10, 64)
+		st, _ := strconv.ParseUint(f[12], 10, 64)
+		cut, _ := strconv.ParseUint(f[13], 10, 64)
+		cst, _ := strconv.ParseUint(f[14], 10, 64)
+		out[pid] = procStat{ppid: ppid, ticks: ut + st + cut + cst}
+	}
+	return out
+}
+
+// Trees returns, for each named set of root pids, the CPU seconds used so
+// far by those processes and all their descendants: the live ones, and
+// through each process's children times (cutime, cstime) the ended ones its
+// parent waited for, such as Postgres backends that disconnected. A pid
+// that is a descendant of several roots counts once per name.
+func Trees(roots map[string][]int) map[string]float64 {
+	all := readAll()
+	children := map[int][]int{}
+	for pid, s := range all {
+		children[s.ppid] = append(children[s.ppid], pid)
+	}
+	out := make(map[string]float64, len(roots))
+	for name, pids := range roots {
+		var ticks uint64
+		seen := map[int]bool{}
+		stack := append([]int(nil), pids...)
+		for len(stack) > 0 {
+			pid := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if seen[pid] {
+				continue
+			}
+			seen[pid] = true
+			if s, ok := all[pid]; ok {
+				ticks += s.ticks
+				stack = append(stack, children[pid]...)
+			}
+		}
+		out[name] = float64(ticks) / ticksPerSecond
+	}
+	return out
+}
+
+// Machine is the machine's CPU time so far, in seconds summed over cores.
+type Machine struct {
+	Busy, Total float64
+}
+
+// ReadMachine reads the first line of /proc/stat.
+func ReadMachine() Machine {
+	f, err := os.Open("/proc/stat")
+	if err != nil {
+		return Machine{}
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	if !sc.Scan() {
+		return Machine{}
+	}
+	fields := strings.Fields(sc.Text())
+	var m Machine
+	for i, v := range fields[1:] {
+		n, _ := strconv.ParseFloat(v, 64)
+		if i >= 8 { // guest and guest_nice are already in user and nice
+			break
+		}
+		m.Total += n
+		if i != 3 && i != 4 { // idle, iowait
+			m.Busy += n
+		}
+	}
+	m.Busy /= ticksPerSecond
+	m.Total /= ticksPerSecond
+	return m
+}
+
+// LoadAvg returns the 1, 5 and 15 minute load averages.
+func LoadAvg() [3]float64 {
+	var out [3]float64
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return out
+	}
+	f := strings.Fields(string(b))
+	for i := 0; i < 3 && i < len(f); i++ {
+		out[i], _ = strconv.ParseFloat(f[i], 64)
+	}
+	return out
+}
+
+// Span measures CPU use between Start and Stop.
+type Span struct {
+	roots   map[string][]int
+	before  map[string]float64
+	machine Machine
+}
+
+// Start begins a span over the named process trees.
+func Start(roots map[string][]int) *Span {
+	return &Span{roots: roots, before: Trees(roots), machine: ReadMachine()}
+}
+
+// Usage is CPU use over a span, in cores (1.0 = one core busy all along).
+type Usage struct {
+	Cores        map[string]float64 `json:"cores"`         // per named tree
+	MachineBusy  float64            `json:"machine_busy"`  // whole machine, cores
+	MachineCores float64            `json:"machine_cores"` // cores of the machine
+	Others       float64            `json:"others"`        // busy minus the named trees: other people's work
+}
+
+// Stop ends the span; seconds is its wall time. finished adds the CPU
+// seconds of processes that ran and ended within the span and are not in
+// any tree (exec.Cmd's ProcessState user + system time).
+func (s *Span) Stop(seconds float64, finished map[string]float64) Usage {
+	after := Trees(s.roots)
+	m := ReadMachine()
+	u := Usage{Cores: map[string]float64{}}
+	if seconds <= 0 {
+		return u
+	}
+	var named float64
+	for name := range s.roots {
+		c := (after[name] - s.before[name]) / seconds
+		u.Cores[name] = c
+		named += c
+	}
+	for name, secs := range finished {
+		c := secs / seconds
+		u.Cores[name] += c
+		named += c
+	}
+	wall := m.Total - s.machine.Total
+	if wall > 0 {
+		u.MachineCores = wall / seconds
+		u.MachineBusy = (m.Busy - s.machine.Busy) / seconds
+	}
+	u.Others = max(u.MachineBusy-named, 0)
+	return u
+}
