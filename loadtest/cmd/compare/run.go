@@ -87,12 +87,28 @@ func runOne(ctx context.Context, rt runtime, cfg config, s naive.Strategy) error
 		return fmt.Errorf("reset: %w", err)
 	}
 	dir := filepath.Join(cfg.Out, string(s))
-	if err := rt.chaos(ctx, s, dir, cfg); err != nil {
-		return err
-	}
-	r, err := readReport(dir)
-	if err != nil {
-		return fmt.Errorf("the run left no report (see %s): %w", dir, err)
+	var r verify.Report
+	for attempt := 1; ; attempt++ {
+		// A run that fails before its verifier leaves no report: never read
+		// the previous run's.
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+		if err := rt.chaos(ctx, s, dir, cfg); err != nil {
+			return err
+		}
+		if r, err = readReport(dir); err == nil {
+			break
+		}
+		if attempt == 2 {
+			return fmt.Errorf("the run left no report twice (see %s and the output above): %w", dir, err)
+		}
+		fmt.Fprintf(rt.log, "==> %s: the run left no report (%v); running it again in 10s\n", s, err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Second):
+		}
 	}
 	n, err := markersLeft(ctx, svc.RedisURL, r.RunID)
 	if err != nil {
