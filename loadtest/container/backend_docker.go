@@ -87,7 +87,7 @@ func (d *Docker) replicaPID(ctx context.Context, name string) (process.Replica, 
 	if !ok {
 		return process.Replica{}, 0, fmt.Errorf("unknown replica %q", name)
 	}
-	if pid, ok := d.pids.get(name, r.Program); ok {
+	if pid, _, ok := d.pids.get(name, r.Program); ok {
 		return r, pid, nil
 	}
 	id, err := d.containerID(ctx, name)
@@ -105,7 +105,7 @@ func (d *Docker) replicaPID(ctx context.Context, name string) (process.Replica, 
 	if got := exeBase("/proc", pid); got != r.Program {
 		return r, 0, fmt.Errorf("%s: pid %d runs %q, not %s (is the driver on the docker host, as root?)", name, pid, got, r.Program)
 	}
-	d.pids.put(name, pid)
+	d.pids.put(name, pid, "")
 	return r, pid, nil
 }
 

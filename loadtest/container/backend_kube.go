@@ -31,6 +31,16 @@ const (
 	// kubelet still sends SIGTERM and waits about 2 s before SIGKILL, so the
 	// replica gets a short drain.
 	KillDelete KillMode = "delete"
+	// KillSIGKILLDelete sends SIGKILL to the pod's main process from the
+	// host, as KillSIGKILL does (a crash, mid-request), and then deletes the
+	// pod with --grace-period=0 --force, so that the Deployment starts a
+	// fresh pod at once instead of the kubelet restarting the container in
+	// place. Repeated in-place restarts of one container meet the kubelet's
+	// CrashLoopBackOff (10 s, 20 s, 40 s, ... up to 5 min, reset only after
+	// 10 min of running), which a fault test that kills the same two
+	// replicas every few seconds, run after run, turns into long outages of
+	// every replica at once. A new pod has no back-off.
+	KillSIGKILLDelete KillMode = "sigkill-delete"
 )
 
 // KubeConfig describes a Helm release of deploy/helm/oncepay.
@@ -179,44 +189,73 @@ func hostPID(p pod, program string) (int, error) {
 	return 0, fmt.Errorf("pod %s: %d %s processes %v", p.Metadata.Name, len(pids), program, pids)
 }
 
-func (k *Kube) replicaPID(ctx context.Context, name string) (process.Replica, int, error) {
+// replicaPID returns the host pid of the replica's main process and the
+// name of its pod.
+func (k *Kube) replicaPID(ctx context.Context, name string) (process.Replica, int, string, error) {
 	r, ok := k.cfg.Replicas[name]
 	if ok {
-		if pid, ok := k.pids.get(name, r.Program); ok {
-			return r, pid, nil
+		if pid, pod, ok := k.pids.get(name, r.Program); ok {
+			return r, pid, pod, nil
 		}
 	}
 	r, p, err := k.replicaPod(ctx, name)
 	if err != nil {
-		return r, 0, err
+		return r, 0, "", err
 	}
 	pid, err := hostPID(p, r.Program)
 	if err != nil {
-		return r, 0, err
+		return r, 0, "", err
 	}
-	k.pids.put(name, pid)
-	return r, pid, nil
+	k.pids.put(name, pid, p.Metadata.Name)
+	return r, pid, p.Metadata.Name, nil
+}
+
+// forget drops the cached pids of every replica of program: after a pod
+// of it is deleted, the replica names (pods in name order) may shift.
+func (k *Kube) forget(program string) {
+	var names []string
+	for name, r := range k.cfg.Replicas {
+		if r.Program == program {
+			names = append(names, name)
+		}
+	}
+	k.pids.drop(names...)
+}
+
+// deletePod deletes a pod at once (--grace-period=0 --force); its
+// Deployment creates a new one.
+func (k *Kube) deletePod(ctx context.Context, program, pod string) error {
+	k.forget(program)
+	_, err := k.run(ctx, "delete", "pod", pod, "--grace-period=0", "--force", "--wait=false")
+	return err
 }
 
 // KillReplica kills the replica's pod as KillMode says and returns the host
 // pid it killed (0 for KillDelete).
 func (k *Kube) KillReplica(ctx context.Context, name string) (int, error) {
 	if k.cfg.KillMode == KillDelete {
-		_, p, err := k.replicaPod(ctx, name)
+		r, p, err := k.replicaPod(ctx, name)
 		if err != nil {
 			return 0, fmt.Errorf("kill %s: %w", name, err)
 		}
-		if _, err := k.run(ctx, "delete", "pod", p.Metadata.Name, "--grace-period=0", "--force", "--wait=false"); err != nil {
+		if err := k.deletePod(ctx, r.Program, p.Metadata.Name); err != nil {
 			return 0, fmt.Errorf("kill %s: %w", name, err)
 		}
 		return 0, nil
 	}
-	_, pid, err := k.replicaPID(ctx, name)
+	// the pid InFlight just looked at (cached), killed at once: a lookup
+	// through kubectl first would give the requests in flight time to end
+	r, pid, pod, err := k.replicaPID(ctx, name)
 	if err != nil {
 		return 0, fmt.Errorf("kill %s: %w", name, err)
 	}
 	if err := sigkill(pid, 3*time.Second); err != nil {
 		return pid, fmt.Errorf("kill %s: %w", name, err)
+	}
+	if k.cfg.KillMode == KillSIGKILLDelete {
+		if err := k.deletePod(ctx, r.Program, pod); err != nil {
+			return pid, fmt.Errorf("kill %s: pid %d killed, but deleting pod %s failed: %w", name, pid, pod, err)
+		}
 	}
 	return pid, nil
 }
@@ -267,7 +306,7 @@ func (k *Kube) FlushRedis(ctx context.Context) error {
 // InFlight counts the replica's requests in flight inside its pod's network
 // namespace. It needs the same host access as KillSIGKILL.
 func (k *Kube) InFlight(ctx context.Context, name string) (int, string, error) {
-	r, pid, err := k.replicaPID(ctx, name)
+	r, pid, _, err := k.replicaPID(ctx, name)
 	if err != nil {
 		return 0, "", err
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -183,5 +184,64 @@ func TestDockerReplicaPID(t *testing.T) {
 	// a pid that runs another program is refused (not the container we think)
 	if _, _, err := d.replicaPID(context.Background(), "api-2"); err == nil || !strings.Contains(err.Error(), "not api") {
 		t.Errorf("replicaPID(api-2) error = %v, want a program mismatch", err)
+	}
+}
+
+// TestKubeKillSIGKILLDelete: the process InFlight looked at (cached) is
+// killed at once, then exactly its pod is deleted with no grace, and the
+// cached pids of that program are forgotten (the replica names shift when
+// a pod is replaced); other programs' stay.
+func TestKubeKillSIGKILLDelete(t *testing.T) {
+	t.Parallel()
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep binary")
+	}
+	start := func() *exec.Cmd {
+		cmd := exec.Command(sleep, "60")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd
+	}
+	victim, other, worker := start(), start(), start()
+	k := NewKube(KubeConfig{KillMode: KillSIGKILLDelete, Replicas: map[string]process.Replica{
+		"api-1": {Program: "sleep", ServerPort: 8080}, "api-2": {Program: "sleep", ServerPort: 8080},
+		"worker-1": {Program: "worker-sleep"},
+	}})
+	var calls [][]string
+	k.run = func(ctx context.Context, args ...string) ([]byte, error) {
+		calls = append(calls, args)
+		return nil, nil
+	}
+	k.pids.put("api-1", victim.Process.Pid, "oncepay-api-a")
+	k.pids.put("api-2", other.Process.Pid, "oncepay-api-b")
+	k.pids.put("worker-1", worker.Process.Pid, "oncepay-worker-a")
+
+	pid, err := k.KillReplica(context.Background(), "api-1")
+	if err != nil || pid != victim.Process.Pid {
+		t.Fatalf("KillReplica(api-1) = %d, %v; want pid %d", pid, err, victim.Process.Pid)
+	}
+	if alive("/proc", victim.Process.Pid) {
+		t.Errorf("pid %d still alive after the kill", victim.Process.Pid)
+	}
+	if !alive("/proc", other.Process.Pid) {
+		t.Errorf("the other replica's pid %d was killed too", other.Process.Pid)
+	}
+	want := [][]string{{"delete", "pod", "oncepay-api-a", "--grace-period=0", "--force", "--wait=false"}}
+	if diff := cmp.Diff(want, calls); diff != "" {
+		t.Errorf("kubectl calls (-want +got):\n%s", diff)
+	}
+	if _, _, ok := k.pids.get("api-2", "sleep"); ok {
+		t.Error("api-2's pid is still cached after an api pod was deleted (names may have shifted)")
+	}
+	// worker-1's entry is checked against its own program name, which the
+	// sleep process does not run; look at the map itself
+	k.pids.mu.Lock()
+	_, kept := k.pids.pids["worker-1"]
+	k.pids.mu.Unlock()
+	if !kept {
+		t.Error("worker-1's cached pid was dropped by an api kill")
 	}
 }

@@ -9,7 +9,9 @@
 // would not start the container again. So the driver must run as root on
 // the machine that runs the containers (for kind: the host of the node
 // containers). Kube can instead delete the pod (KillDelete), which works from
-// anywhere kubectl does but lets the kubelet send SIGTERM first.
+// anywhere kubectl does but lets the kubelet send SIGTERM first, or do both
+// (KillSIGKILLDelete): SIGKILL, then delete the pod so that a new one starts
+// without the kubelet's crash back-off.
 //
 // Work in flight is read from the kernel's TCP state inside the replica's
 // network namespace (sock_diag after setns), with the same rules as the

@@ -87,26 +87,42 @@ func pidsInCgroup(procRoot, program string, needles ...string) ([]int, error) {
 // pidCache remembers the host pid of each replica between calls, so the
 // driver's fast polling of InFlight does not ask the runtime every time. An
 // entry is used only while that pid is alive and still runs the program.
+// It also remembers the pod (Kube) the pid was found in, so that a kill
+// deletes the pod whose process it killed.
 type pidCache struct {
 	mu   sync.Mutex
-	pids map[string]int
+	pids map[string]cachedPID
 }
 
-func (c *pidCache) get(name, program string) (int, bool) {
+type cachedPID struct {
+	pid int
+	pod string // Kube only
+}
+
+func (c *pidCache) get(name, program string) (pid int, pod string, ok bool) {
 	c.mu.Lock()
-	pid, ok := c.pids[name]
+	e, ok := c.pids[name]
 	c.mu.Unlock()
-	if !ok || !alive("/proc", pid) || exeBase("/proc", pid) != program {
-		return 0, false
+	if !ok || !alive("/proc", e.pid) || exeBase("/proc", e.pid) != program {
+		return 0, "", false
 	}
-	return pid, true
+	return e.pid, e.pod, true
 }
 
-func (c *pidCache) put(name string, pid int) {
+func (c *pidCache) put(name string, pid int, pod string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.pids == nil {
-		c.pids = map[string]int{}
+		c.pids = map[string]cachedPID{}
 	}
-	c.pids[name] = pid
+	c.pids[name] = cachedPID{pid: pid, pod: pod}
+}
+
+// drop forgets the replicas named.
+func (c *pidCache) drop(names ...string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, n := range names {
+		delete(c.pids, n)
+	}
 }
