@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -10,28 +12,56 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/oncepay/oncepay/loadtest/container"
 	"github.com/oncepay/oncepay/loadtest/process"
 )
 
 // config is everything faultd reads from its environment, read once by run.
 type config struct {
 	ListenAddr   string                     // FAULTD_LISTEN_ADDR, default 127.0.0.1:8099
-	Runtime      string                     // RUNTIME, default local (the only one so far)
-	RunDir       string                     // FAULTD_RUN_DIR, required: the local runtime's state directory
+	Runtime      string                     // RUNTIME: local (default), compose or kind
 	EventsPath   string                     // FAULTD_EVENTS, required: the fault log (JSON lines), appended to
-	Harness      string                     // FAULTD_HARNESS, required: path of scripts/harness
 	WaitInFlight time.Duration              // FAULTD_WAIT_IN_FLIGHT, default 2s
-	Replicas     map[string]process.Replica // FAULTD_REPLICAS, see defaultReplicas
-	RedisURL     string                     // REDIS_URL, required
+	Replicas     map[string]process.Replica // FAULTD_REPLICAS, default defaultReplicas[Runtime]
+	RedisURL     string                     // REDIS_URL, required: the runtime's Redis, for FLUSHALL
+
+	// RUNTIME=local: processes supervised by scripts/local, services of
+	// its own scripts/harness instance.
+	RunDir  string // FAULTD_RUN_DIR, required: the local runtime's state directory
+	Harness string // FAULTD_HARNESS, required: path of scripts/harness
 	// HarnessEnv is passed to harness commands: PATH, HOME, LANG,
 	// ONCEPAY_RUN_DIR and every HARNESS_* variable, as found.
 	HarnessEnv []string
+
+	// RUNTIME=compose: containers of docker-compose.yml.
+	ComposeProject string // FAULTD_COMPOSE_PROJECT, default oncepay
+	Docker         string // FAULTD_DOCKER, the docker CLI, default docker
+
+	// RUNTIME=kind: the Helm release of deploy/helm/oncepay.
+	Kubectl       string // FAULTD_KUBECTL, default kubectl
+	KubeContext   string // FAULTD_KUBE_CONTEXT, default the current context
+	KubeNamespace string // FAULTD_KUBE_NAMESPACE, default oncepay
+	KubeRelease   string // FAULTD_KUBE_RELEASE, default oncepay
+	// KubeKill is FAULTD_KUBE_KILL: sigkill-delete (default: SIGKILL from the
+	// host, then the pod deleted so that a fresh one starts without the
+	// kubelet's crash back-off), sigkill (in place) or delete (no SIGKILL).
+	KubeKill container.KillMode
+
+	// RestartTimeout bounds the wait for a restarted Redis or RabbitMQ
+	// container or pod (FAULTD_RESTART_TIMEOUT, default 5m; compose and kind).
+	RestartTimeout time.Duration
 }
 
-// defaultReplicas matches scripts/local: name=program:probe:port, where
-// probe "server" watches requests received on port and "upstream" requests
-// sent to port (the psp).
-const defaultReplicas = "api-1=api:server:8080,api-2=api:server:8082,worker-1=worker:upstream:8090,worker-2=worker:upstream:8090"
+// defaultReplicas are the replicas of each runtime: name=program:probe:port,
+// where probe "server" watches requests received on port and "upstream"
+// requests sent to port (the psp). Local processes listen on their own
+// ports (scripts/local); containers and pods all on their image's ports,
+// each in its own network namespace.
+var defaultReplicas = map[string]string{
+	"local":   "api-1=api:server:8080,api-2=api:server:8082,worker-1=worker:upstream:8090,worker-2=worker:upstream:8090",
+	"compose": "api-1=api:server:8080,api-2=api:server:8080,worker-1=worker:upstream:8090,worker-2=worker:upstream:8090",
+	"kind":    "api-1=api:server:8080,api-2=api:server:8080,worker-1=worker:upstream:8090,worker-2=worker:upstream:8090",
+}
 
 func loadConfig(getenv func(string) string) (config, error) {
 	var problems []error
@@ -45,16 +75,30 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c := config{
 		ListenAddr: str("FAULTD_LISTEN_ADDR", "127.0.0.1:8099"),
 		Runtime:    str("RUNTIME", "local"),
-		RunDir:     str("FAULTD_RUN_DIR", ""),
 		EventsPath: str("FAULTD_EVENTS", ""),
-		Harness:    str("FAULTD_HARNESS", ""),
 		RedisURL:   str("REDIS_URL", ""),
 	}
-	if c.Runtime != "local" {
-		fail("RUNTIME %q: not yet available (only local)", c.Runtime)
+	required := map[string]string{"FAULTD_EVENTS": c.EventsPath, "REDIS_URL": c.RedisURL}
+	switch c.Runtime {
+	case "local":
+		c.RunDir, c.Harness = str("FAULTD_RUN_DIR", ""), str("FAULTD_HARNESS", "")
+		required["FAULTD_RUN_DIR"], required["FAULTD_HARNESS"] = c.RunDir, c.Harness
+	case "compose":
+		c.ComposeProject, c.Docker = str("FAULTD_COMPOSE_PROJECT", "oncepay"), str("FAULTD_DOCKER", "docker")
+	case "kind":
+		c.Kubectl, c.KubeContext = str("FAULTD_KUBECTL", "kubectl"), str("FAULTD_KUBE_CONTEXT", "")
+		c.KubeNamespace, c.KubeRelease = str("FAULTD_KUBE_NAMESPACE", "oncepay"), str("FAULTD_KUBE_RELEASE", "oncepay")
+		switch m := container.KillMode(str("FAULTD_KUBE_KILL", string(container.KillSIGKILLDelete))); m {
+		case container.KillSIGKILLDelete, container.KillSIGKILL, container.KillDelete:
+			c.KubeKill = m
+		default:
+			fail("FAULTD_KUBE_KILL %q: want %s, %s or %s", m, container.KillSIGKILLDelete, container.KillSIGKILL, container.KillDelete)
+		}
+	default:
+		fail("RUNTIME %q: want local, compose or kind", c.Runtime)
 	}
-	for name, v := range map[string]string{"FAULTD_RUN_DIR": c.RunDir, "FAULTD_EVENTS": c.EventsPath, "FAULTD_HARNESS": c.Harness, "REDIS_URL": c.RedisURL} {
-		if v == "" {
+	for _, name := range slices.Sorted(maps.Keys(required)) {
+		if required[name] == "" {
 			fail("%s is required", name)
 		}
 	}
@@ -67,8 +111,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if c.WaitInFlight, err = time.ParseDuration(str("FAULTD_WAIT_IN_FLIGHT", "2s")); err != nil || c.WaitInFlight <= 0 {
 		fail("FAULTD_WAIT_IN_FLIGHT must be a positive duration like 2s")
 	}
-	if c.Replicas, err = parseReplicas(str("FAULTD_REPLICAS", defaultReplicas)); err != nil {
-		fail("FAULTD_REPLICAS: %w", err)
+	if c.RestartTimeout, err = time.ParseDuration(str("FAULTD_RESTART_TIMEOUT", "5m")); err != nil || c.RestartTimeout <= 0 {
+		fail("FAULTD_RESTART_TIMEOUT must be a positive duration like 5m")
+	}
+	if def, ok := defaultReplicas[c.Runtime]; ok {
+		if c.Replicas, err = parseReplicas(str("FAULTD_REPLICAS", def)); err != nil {
+			fail("FAULTD_REPLICAS: %w", err)
+		}
 	}
 	for _, name := range []string{"PATH", "HOME", "LANG", "ONCEPAY_RUN_DIR", "HARNESS_REDIS_PORT", "HARNESS_PG_PORT",
 		"HARNESS_AMQP_PORT", "HARNESS_RABBIT_DIST_PORT", "HARNESS_EPMD_PORT", "HARNESS_START_TIMEOUT"} {

@@ -16,9 +16,37 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/oncepay/oncepay/loadtest/container"
 	"github.com/oncepay/oncepay/loadtest/fault"
 	"github.com/oncepay/oncepay/loadtest/process"
 )
+
+// backend is what faultd drives: a runtime's fault.Backend that can also
+// tell whether a replica has work in flight.
+type backend interface {
+	fault.Backend
+	fault.Prober
+}
+
+// newBackend returns the backend of cfg.Runtime: supervised processes
+// (local), Compose containers (compose) or the Helm release's pods (kind).
+func newBackend(cfg config, rdb *redis.Client) backend {
+	switch cfg.Runtime {
+	case "compose":
+		return container.NewDocker(container.DockerConfig{
+			Project: cfg.ComposeProject, Replicas: cfg.Replicas, Redis: rdb, Docker: cfg.Docker,
+			HealthTimeout: cfg.RestartTimeout,
+		})
+	case "kind":
+		return container.NewKube(container.KubeConfig{
+			Kubectl: cfg.Kubectl, Context: cfg.KubeContext, Namespace: cfg.KubeNamespace, Release: cfg.KubeRelease,
+			Replicas: cfg.Replicas, Redis: rdb, KillMode: cfg.KubeKill, ReadyTimeout: cfg.RestartTimeout,
+		})
+	}
+	return process.New(process.Config{
+		RunDir: cfg.RunDir, Replicas: cfg.Replicas, Harness: cfg.Harness, HarnessEnv: cfg.HarnessEnv, Redis: rdb,
+	})
+}
 
 // run serves the fault driver until ctx ends or SIGINT/SIGTERM arrives. It
 // writes JSON logs to stdout and one line per fault, for people, to stderr.
@@ -49,9 +77,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer f.Close()
 	events := fault.NewEventLog(f)
 
-	backend := process.New(process.Config{
-		RunDir: cfg.RunDir, Replicas: cfg.Replicas, Harness: cfg.Harness, HarnessEnv: cfg.HarnessEnv, Redis: rdb,
-	})
+	backend := newBackend(cfg, rdb)
 	driver := fault.NewDriver(backend, backend, events, log, fault.DriverConfig{
 		WaitInFlight: cfg.WaitInFlight,
 		OnEvent:      func(e fault.Event) { fmt.Fprintf(stderr, "%s %s\n", e.Time.Format("15:04:05.000"), e) },
@@ -67,7 +93,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "events", cfg.EventsPath, "runtime", cfg.Runtime)
+	log.Info("listening", "addr", ln.Addr().String(), "events", cfg.EventsPath, "runtime", cfg.Runtime, "backend", fmt.Sprintf("%T", backend))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {

@@ -20,21 +20,98 @@ func env(m map[string]string) func(string) string { return func(k string) string
 
 func TestLoadConfigReportsEveryProblem(t *testing.T) {
 	t.Parallel()
-	_, err := loadConfig(env(map[string]string{"RUNTIME": "kind", "FAULTD_WAIT_IN_FLIGHT": "soon", "FAULTD_REPLICAS": "api-1=api:sideways:80"}))
+	_, err := loadConfig(env(map[string]string{"FAULTD_WAIT_IN_FLIGHT": "soon", "FAULTD_REPLICAS": "api-1=api:sideways:80",
+		"FAULTD_RESTART_TIMEOUT": "-1s"}))
 	if err == nil {
 		t.Fatal("loadConfig succeeded with a bad environment")
 	}
-	for _, want := range []string{`RUNTIME "kind": not yet available`, "FAULTD_RUN_DIR is required", "FAULTD_EVENTS is required",
-		"FAULTD_HARNESS is required", "REDIS_URL is required", "FAULTD_WAIT_IN_FLIGHT", "probe must be server or upstream"} {
+	for _, want := range []string{"FAULTD_RUN_DIR is required", "FAULTD_EVENTS is required",
+		"FAULTD_HARNESS is required", "REDIS_URL is required", "FAULTD_WAIT_IN_FLIGHT", "FAULTD_RESTART_TIMEOUT",
+		"probe must be server or upstream"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	for runtime, want := range map[string]string{"podman": `RUNTIME "podman": want local, compose or kind`,
+		"kind": `FAULTD_KUBE_KILL "gently": want sigkill-delete, sigkill or delete`} {
+		_, err := loadConfig(env(map[string]string{"RUNTIME": runtime, "FAULTD_KUBE_KILL": "gently",
+			"FAULTD_EVENTS": "/tmp/f.jsonl", "REDIS_URL": "redis://127.0.0.1:1/0"}))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("RUNTIME=%s: error %v, want %q", runtime, err, want)
+		}
+	}
+}
+
+// TestLoadConfigContainerRuntimes: compose and kind need no harness and no
+// local state directory, have their own defaults, and get the container
+// backends.
+func TestLoadConfigContainerRuntimes(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{"FAULTD_EVENTS": "/tmp/faults.jsonl", "REDIS_URL": "redis://:pw@127.0.0.1:26379/0"}
+	inContainer := map[string]process.Replica{
+		"api-1":    {Program: "api", ServerPort: 8080},
+		"api-2":    {Program: "api", ServerPort: 8080},
+		"worker-1": {Program: "worker", UpstreamPort: 8090},
+		"worker-2": {Program: "worker", UpstreamPort: 8090},
+	}
+	for _, tt := range []struct {
+		env     map[string]string
+		want    config
+		backend string
+	}{
+		{
+			env:     map[string]string{"RUNTIME": "compose"},
+			want:    config{Runtime: "compose", ComposeProject: "oncepay", Docker: "docker"},
+			backend: "*container.Docker",
+		},
+		{
+			env: map[string]string{"RUNTIME": "compose", "FAULTD_COMPOSE_PROJECT": "other", "FAULTD_DOCKER": "/usr/bin/docker",
+				"FAULTD_RESTART_TIMEOUT": "90s"},
+			want:    config{Runtime: "compose", ComposeProject: "other", Docker: "/usr/bin/docker", RestartTimeout: 90 * time.Second},
+			backend: "*container.Docker",
+		},
+		{
+			env: map[string]string{"RUNTIME": "kind", "FAULTD_KUBECTL": "/opt/kubectl", "FAULTD_KUBE_CONTEXT": "kind-lab"},
+			want: config{Runtime: "kind", Kubectl: "/opt/kubectl", KubeContext: "kind-lab", KubeNamespace: "oncepay",
+				KubeRelease: "oncepay", KubeKill: "sigkill-delete"},
+			backend: "*container.Kube",
+		},
+		{
+			env:     map[string]string{"RUNTIME": "kind", "FAULTD_KUBE_NAMESPACE": "pay", "FAULTD_KUBE_RELEASE": "p", "FAULTD_KUBE_KILL": "delete"},
+			want:    config{Runtime: "kind", Kubectl: "kubectl", KubeNamespace: "pay", KubeRelease: "p", KubeKill: "delete"},
+			backend: "*container.Kube",
+		},
+	} {
+		e := map[string]string{}
+		for k, v := range base {
+			e[k] = v
+		}
+		for k, v := range tt.env {
+			e[k] = v
+		}
+		got, err := loadConfig(env(e))
+		if err != nil {
+			t.Errorf("%v: %v", tt.env, err)
+			continue
+		}
+		want := tt.want
+		want.ListenAddr, want.EventsPath, want.RedisURL = "127.0.0.1:8099", base["FAULTD_EVENTS"], base["REDIS_URL"]
+		want.WaitInFlight, want.Replicas = 2*time.Second, inContainer
+		if want.RestartTimeout == 0 {
+			want.RestartTimeout = 5 * time.Minute
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%v: loadConfig (-want +got):\n%s", tt.env, diff)
+		}
+		if b := fmt.Sprintf("%T", newBackend(got, nil)); b != tt.backend {
+			t.Errorf("%v: backend %s, want %s", tt.env, b, tt.backend)
 		}
 	}
 }
 
 func TestParseReplicas(t *testing.T) {
 	t.Parallel()
-	got, err := parseReplicas(defaultReplicas)
+	got, err := parseReplicas(defaultReplicas["local"])
 	if err != nil {
 		t.Fatal(err)
 	}
