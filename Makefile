@@ -86,7 +86,10 @@ clean: ## stop the harness, then delete .run (all local state) and bin
 	rm -rf .run bin
 
 # ---------------------------------------------------------------------------
-# local runtime, load and fault tests (scripts/local, loadtest/run, docs/demo.md)
+# runtimes, load and fault tests (scripts/runtime, loadtest/run, docs/demo.md,
+# docs/runtimes.md). RUNTIME picks where oncepay runs: local (the default:
+# processes, scripts/local), compose (containers, deploy/compose/run) or kind
+# (the Helm chart on a kind cluster, deploy/kind/run), e.g. make demo RUNTIME=compose.
 
 RUNTIME  ?= local
 DURATION ?= 180s
@@ -95,20 +98,20 @@ DRAIN    ?= 120s
 LOADTEST := RUNTIME=$(RUNTIME) DURATION=$(DURATION) RATE=$(RATE) DRAIN=$(DRAIN) loadtest/run
 
 .PHONY: up
-up: ## start oncepay locally: 2 api, 2 worker, psp on their own harness (RUNTIME=local)
-	RUNTIME=$(RUNTIME) scripts/local up
+up: ## start oncepay (2 api, 2 worker, psp, Redis, Postgres, RabbitMQ) on RUNTIME=local|compose|kind
+	RUNTIME=$(RUNTIME) scripts/runtime up
 
 .PHONY: down
-down: ## stop the local runtime: exactly the processes it started, then its harness
-	RUNTIME=$(RUNTIME) scripts/local down
+down: ## stop RUNTIME: local processes and their harness; compose/kind also delete their volumes
+	RUNTIME=$(RUNTIME) scripts/runtime down
 
 .PHONY: status
-status: ## show each local process: state, pid, restarts, readiness
-	RUNTIME=$(RUNTIME) scripts/local status
+status: ## show what RUNTIME runs: processes, containers or pods, and their readiness
+	RUNTIME=$(RUNTIME) scripts/runtime status
 
 .PHONY: logs
-logs: ## follow the logs of every local process
-	RUNTIME=$(RUNTIME) scripts/local logs
+logs: ## follow the logs of everything RUNTIME runs
+	RUNTIME=$(RUNTIME) scripts/runtime logs
 
 .PHONY: k6
 k6: ## build the pinned k6 (v1.8.1) into bin/ once (takes minutes; kept afterwards)
@@ -123,16 +126,16 @@ chaos: k6 ## load with faults: kills, RabbitMQ/Redis restarts, FLUSHALL; then ve
 	$(LOADTEST) chaos
 
 .PHONY: demo
-demo: k6 ## up + 3 min k6 fault test + drain + invariant report and timeline (.run/demo); leaves the stack up
+demo: k6 ## up + 3 min k6 fault test + drain + invariant report and timeline (.run/demo[-RUNTIME]); leaves the stack up
 	$(LOADTEST) chaos
 
 .PHONY: verify
-verify: ## check the last run's invariants again and rewrite its report (.run/demo)
-	DRAIN=$(DRAIN) loadtest/run verify
+verify: ## check the last run's invariants again and rewrite its report (.run/demo[-RUNTIME])
+	RUNTIME=$(RUNTIME) DRAIN=$(DRAIN) loadtest/run verify
 
 .PHONY: test-demo
 test-demo: k6 ## CI: a short fault run (60s load, 90s drain limit) that fails on any violation; stops the stack after
-	RUNTIME=local DURATION=60s RATE=30 DRAIN=90s loadtest/run chaos --down
+	RUNTIME=$(RUNTIME) DURATION=60s RATE=30 DRAIN=90s loadtest/run chaos --down
 
 # make compare: the same fault run (seed, rate, duration, fault schedule and
 # psp faults) against oncepay and each comparison strategy, restarting the api
