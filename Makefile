@@ -113,6 +113,10 @@ status: ## show what RUNTIME runs: processes, containers or pods, and their read
 logs: ## follow the logs of everything RUNTIME runs
 	RUNTIME=$(RUNTIME) scripts/runtime logs
 
+.PHONY: tools
+tools: ## install the pinned helm (v3.22.0) into bin/, which the deploy tests need (deploy/tools; kind and kubectl: deploy/kind/run up)
+	deploy/tools helm
+
 .PHONY: k6
 k6: ## build the pinned k6 (v1.8.1) into bin/ once (takes minutes; kept afterwards)
 	loadtest/run k6
