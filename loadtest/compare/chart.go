@@ -80,7 +80,7 @@ func Chart(w io.Writer, rows []Row, title string, width, height vg.Length) error
 	}
 	p.NominalX(names...)
 	p.X.Min, p.X.Max = -0.6, float64(len(rows))-0.4 // whole groups at both ends
-	p.Y.Min, p.Y.Max = 0, ymax*1.5 // room for the legend above the bars
+	p.Y.Min, p.Y.Max = 0, ymax*1.5                  // room for the legend above the bars
 
 	img := vgimg.New(width, height)
 	p.Draw(draw.New(img))
