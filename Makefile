@@ -37,7 +37,7 @@ help: ## list the targets
 	@awk 'BEGIN { FS = ":.*## " } /^[a-zA-Z0-9_-]+:.*## / { printf "  %-16s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
 .PHONY: test
-test: lint ## lint, then run every module's tests against real Redis/Postgres/RabbitMQ (started and stopped by scripts/harness)
+test: lint tools ## lint, install the pinned helm, then run every module's tests against real Redis/Postgres/RabbitMQ (started and stopped by scripts/harness)
 	$(HARNESS) run -- $(MAKE) test-go
 
 .PHONY: test-go
@@ -81,7 +81,8 @@ harness-status: ## show whether each harness service runs, its pid and port
 	$(HARNESS) status
 
 .PHONY: clean
-clean: ## stop the harness, then delete .run (all local state) and bin
+clean: ## stop the local runtime and the harness, then delete .run (all local state) and bin
+	-scripts/local down
 	ONCEPAY_RUN_DIR=$(CURDIR)/.run $(HARNESS) down
 	rm -rf .run bin
 
