@@ -24,11 +24,11 @@ import (
 
 // serve wires the api, serves HTTP until ctx ends, then shuts down:
 // readiness 503 at once, SHUTDOWN_DELAY of still serving, http.Server
-// Shutdown (stop accepting, drain in-flight requests), stop the relay,
-// wait for the background retries of boundary writes (LeaseRetries) and for
-// inline publishes, close RabbitMQ, Redis and Postgres, all within
-// SHUTDOWN_GRACE of the signal. It does not need Redis or RabbitMQ to be
-// up to start; readiness reports them.
+// Shutdown (stop accepting, drain in-flight requests, including those
+// still retrying the end of their stage in Redis before they answer), stop
+// the relay, wait for inline publishes, close RabbitMQ, Redis and
+// Postgres, all within SHUTDOWN_GRACE of the signal. It does not need
+// Redis or RabbitMQ to be up to start; readiness reports them.
 func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 	log.Info("starting", "config", cfg)
 	reg := prometheus.NewRegistry()
@@ -74,7 +74,6 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 		RelayInterval: cfg.RelayInterval, RelayAge: cfg.RelayAge,
 		SweepInterval: cfg.SweepInterval, SweepAge: cfg.SweepAge, SweepLimit: cfg.SweepLimit,
 	})
-	leaseRetries := httpapi.NewLeaseRetries(log, m, cfg.IdemEndRetry)
 
 	var (
 		idempotency = httpapi.IdemBoundary(boundary)
@@ -96,15 +95,15 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 	}
 	srv := &http.Server{
 		Handler: httpapi.NewServer(httpapi.Deps{
-			Logger:       log,
-			Keys:         auth.NewKeyring(cfg.Merchants),
-			Boundary:     idempotency,
-			Payments:     pays,
-			Readiness:    ready,
-			Metrics:      m,
-			Gatherer:     reg,
-			WorkTimeout:  cfg.IdemLease,
-			LeaseRetries: leaseRetries,
+			Logger:      log,
+			Keys:        auth.NewKeyring(cfg.Merchants),
+			Boundary:    idempotency,
+			Payments:    pays,
+			Readiness:   ready,
+			Metrics:     m,
+			Gatherer:    reg,
+			WorkTimeout: cfg.IdemLease,
+			EndRetry:    cfg.IdemEndRetry,
 		}),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
@@ -146,10 +145,7 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 		srv.Close()
 	}
 	log.Info("http server stopped")
-	stopRelay() // its last pass runs while the boundary retries finish
-	if err := leaseRetries.Shutdown(sctx); err != nil {
-		log.Warn("grace period over: boundary retries abandoned; their stages free up when the lease ends", "err", err)
-	}
+	stopRelay()
 	within(deadline, log, "outbox relay", func() { <-relayDone })
 	if err := box.Wait(sctx); err != nil {
 		log.Warn("inline publishes still running; unconfirmed rows stay for the relay", "err", err)

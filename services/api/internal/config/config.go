@@ -32,9 +32,9 @@ type Serve struct {
 	IdemLease     time.Duration // IDEM_LEASE
 	IdemRetention time.Duration // IDEM_RETENTION
 	IdemTimeout   time.Duration // IDEM_TIMEOUT
-	// IdemEndRetry (IDEM_END_RETRY) is how long the api retries, in the
-	// background, a Complete or Release that Redis did not answer; 0 turns
-	// the retry off.
+	// IdemEndRetry (IDEM_END_RETRY) is how long a request retries a
+	// Complete or Release that Redis did not answer, before it sends its
+	// answer; 0 turns the retry off.
 	IdemEndRetry time.Duration
 	// IdemStrategy is the idempotency strategy (IDEM_STRATEGY): oncepay's
 	// boundary by default, or a comparison strategy for demonstrations.
@@ -78,7 +78,7 @@ func LoadServe(getenv func(string) string, hostname string) (Serve, error) {
 		IdemLease:      r.duration("IDEM_LEASE", 10*time.Second),
 		IdemRetention:  r.duration("IDEM_RETENTION", 24*time.Hour),
 		IdemTimeout:    r.duration("IDEM_TIMEOUT", 500*time.Millisecond),
-		IdemEndRetry:   r.durationMin("IDEM_END_RETRY", 30*time.Second, 0),
+		IdemEndRetry:   r.durationMin("IDEM_END_RETRY", 10*time.Second, 0),
 		AMQPExchange:   r.str("AMQP_EXCHANGE", "payments"),
 		RelayInterval:  r.duration("OUTBOX_RELAY_INTERVAL", time.Second),
 		RelayAge:       r.durationMin("OUTBOX_RELAY_AGE", 3*time.Second, 0),

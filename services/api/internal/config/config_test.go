@@ -46,7 +46,7 @@ func TestLoadServeDefaults(t *testing.T) {
 		IdemLease:     10 * time.Second,
 		IdemRetention: 24 * time.Hour,
 		IdemTimeout:   500 * time.Millisecond,
-		IdemEndRetry:  30 * time.Second,
+		IdemEndRetry:  10 * time.Second,
 		IdemStrategy:  naive.StrategyOncepay,
 		AMQPExchange:  "payments",
 		RelayInterval: time.Second,

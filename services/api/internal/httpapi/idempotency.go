@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/oncepay/oncepay/pkg/idem"
+	"github.com/oncepay/oncepay/services/api/internal/metrics"
 )
 
 // stageAPI is the api's stage in the boundary hash.
@@ -31,10 +33,13 @@ type work func(ctx context.Context, w http.ResponseWriter) error
 //   - Acquired: do runs with a recorder, detached from client cancellation
 //     and bounded by the lease; a 2xx/4xx answer is stored with
 //     Lease.Complete, a 5xx answer releases the stage so the client may
-//     retry. The recorded answer is then sent, even when Complete fails
+//     retry. The stage is ended BEFORE the answer is sent: when Redis does
+//     not answer Complete or Release (a restart), endLease retries it for
+//     up to the configured time while the client waits, so that an answer
+//     the client has seen is recorded in Redis (see endLease). The
+//     recorded answer is then sent, even when ending the stage failed
 //     (ErrLost: a newer owner took over; the database backstop made both
-//     answers the same payment). When Redis did not answer Complete or
-//     Release, LeaseRetries retries it in the background.
+//     answers the same payment; or the retry time ran out).
 //   - Completed: the stored answer is replayed byte for byte, plus
 //     Idempotent-Replayed: true.
 //   - Errors of Begin (in progress, mismatch, unavailable) are returned
@@ -73,25 +78,67 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key idem.Key
 	}
 	answer := rec.response()
 	op, end := ending(lease, answer)
-	err = end(detached)
+	err = s.endLease(detached, key, answer.Status, op, end)
 	settled = true
-	switch {
-	case errors.Is(err, idem.ErrUnavailable):
-		// Redis did not answer (restarting, a timeout). The answer goes out
-		// now; the stage is ended in the background, so that it does not
-		// stay PENDING.
-		s.log.WarnContext(r.Context(), "boundary: Redis did not answer; sending the answer, retrying in the background",
-			"key", key.String(), "status", answer.Status, "op", op, "err", err)
-		s.leaseRetries.Go(key, op, end)
-	case err != nil:
+	if err != nil {
 		s.log.WarnContext(r.Context(), "boundary: answer not recorded in Redis; sending it anyway",
-			"key", key.String(), "status", answer.Status, "lost", errors.Is(err, idem.ErrLost), "err", err)
+			"key", key.String(), "status", answer.Status, "op", op, "lost", errors.Is(err, idem.ErrLost), "err", err)
 	}
 	if v := rec.header.Get(headerReplayed); v != "" { // the database backstop answered
 		w.Header().Set(headerReplayed, v)
 	}
 	send(w, answer)
 	return nil
+}
+
+// endLease ends the api stage with end (op: Complete or Release) before
+// the answer is sent, and returns end's error. When Redis does not answer
+// (idem.ErrUnavailable: a restart, LOADING, a timeout), it retries end
+// with idem.Retry for up to endRetry, on ctx (detached from the client),
+// and counts how that ended in idem_lease_end_retries_total.
+//
+// Why the client waits: an answer that is sent while its stage is still
+// PENDING lives only in this process. If the process dies before Redis is
+// back (a SIGKILL a few seconds after a Redis restart), nothing ends the
+// stage, and the client, which has its answer, never retries: the stage
+// stays PENDING for the whole retention. Ending it first closes that
+// window: either the answer is recorded before the client sees it, or the
+// process dies while the client waits, the client is cut off, retries
+// with the same key, takes the stage over after the lease and is answered
+// by the database backstop, which completes the stage.
+//
+// What is left: when Redis is still not back after endRetry, the answer
+// is sent anyway (gave_up) and the stage stays PENDING until a retry of
+// the client takes it over after the lease.
+func (s *Server) endLease(ctx context.Context, key idem.Key, status int, op idem.Op, end func(context.Context) error) error {
+	err := end(ctx)
+	if !errors.Is(err, idem.ErrUnavailable) {
+		return err
+	}
+	log := s.log.With("key", key.String(), "status", status, "op", op)
+	if s.endRetry <= 0 {
+		s.metrics.IdemLeaseEndRetries.WithLabelValues(string(op), metrics.EndGaveUp).Inc()
+		return err
+	}
+	log.WarnContext(ctx, "boundary: Redis did not answer; retrying before sending the answer",
+		"retry_for", s.endRetry.String(), "err", err)
+	start := time.Now()
+	rctx, cancel := context.WithTimeout(ctx, s.endRetry)
+	defer cancel()
+	err = idem.Retry(rctx, idem.Backoff{Limit: s.endRetry}, end)
+	log = log.With("took", time.Since(start).Round(time.Millisecond).String())
+	switch {
+	case err == nil:
+		s.metrics.IdemLeaseEndRetries.WithLabelValues(string(op), metrics.EndRecovered).Inc()
+		log.InfoContext(ctx, "boundary: stage ended in Redis after a retry")
+	case errors.Is(err, idem.ErrLost):
+		s.metrics.IdemLeaseEndRetries.WithLabelValues(string(op), metrics.EndLost).Inc()
+		log.InfoContext(ctx, "boundary: another request took the key over before the retry got through", "err", err)
+	default:
+		s.metrics.IdemLeaseEndRetries.WithLabelValues(string(op), metrics.EndGaveUp).Inc()
+		log.WarnContext(ctx, "boundary: gave up ending the stage in Redis; it stays pending until its lease runs out and a retry takes it over", "err", err)
+	}
+	return err
 }
 
 // ending returns how to end lease after answer: Complete with it (2xx,

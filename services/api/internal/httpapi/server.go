@@ -42,38 +42,39 @@ type Deps struct {
 	// WorkTimeout bounds the work done under a boundary lease; use the
 	// lease length, since past it another request may take the key over.
 	WorkTimeout time.Duration
-	// LeaseRetries ends, in the background, the leases Redis did not let
-	// the request end.
-	LeaseRetries *LeaseRetries
+	// EndRetry is how long a request retries, before it answers, the
+	// Complete or Release of its stage that Redis did not answer (zero:
+	// no retry; the answer is sent and the stage stays PENDING).
+	EndRetry time.Duration
 }
 
 // Server is the api's http.Handler.
 type Server struct {
-	mux          *chi.Mux
-	log          *slog.Logger
-	keys         Keyring
-	boundary     Boundary
-	payments     PaymentStore
-	ready        *Readiness
-	metrics      *metrics.Metrics
-	gatherer     prometheus.Gatherer
-	workTimeout  time.Duration
-	leaseRetries *LeaseRetries
+	mux         *chi.Mux
+	log         *slog.Logger
+	keys        Keyring
+	boundary    Boundary
+	payments    PaymentStore
+	ready       *Readiness
+	metrics     *metrics.Metrics
+	gatherer    prometheus.Gatherer
+	workTimeout time.Duration
+	endRetry    time.Duration
 }
 
 // NewServer returns the api's handler with every route of routes.go.
 func NewServer(d Deps) http.Handler {
 	s := &Server{
-		mux:          chi.NewRouter(),
-		log:          d.Logger,
-		keys:         d.Keys,
-		boundary:     d.Boundary,
-		payments:     d.Payments,
-		ready:        d.Readiness,
-		metrics:      d.Metrics,
-		gatherer:     d.Gatherer,
-		workTimeout:  d.WorkTimeout,
-		leaseRetries: d.LeaseRetries,
+		mux:         chi.NewRouter(),
+		log:         d.Logger,
+		keys:        d.Keys,
+		boundary:    d.Boundary,
+		payments:    d.Payments,
+		ready:       d.Readiness,
+		metrics:     d.Metrics,
+		gatherer:    d.Gatherer,
+		workTimeout: d.WorkTimeout,
+		endRetry:    d.EndRetry,
 	}
 	s.routes()
 	return s

@@ -34,9 +34,8 @@ type Metrics struct {
 	// after Redis had forgotten the key, by result (replayed or mismatch).
 	PaymentsBackstop *prometheus.CounterVec
 	// IdemLeaseEndRetries counts the Complete and Release calls that Redis
-	// did not answer while the request was answered, retried in the
-	// background, by op and how the retry ended (EndRecovered, EndLost,
-	// EndGaveUp).
+	// did not answer at first, retried by the request before it answered,
+	// by op and how the retry ended (EndRecovered, EndLost, EndGaveUp).
 	IdemLeaseEndRetries *prometheus.CounterVec
 }
 
@@ -49,7 +48,7 @@ const (
 	BackstopMismatch = "mismatch"
 	EndRecovered     = "recovered" // a retry got through
 	EndLost          = "lost"      // another request had taken the key over (nothing written)
-	EndGaveUp        = "gave_up"   // still unavailable when the retry time or the shutdown grace ran out
+	EndGaveUp        = "gave_up"   // still unavailable when the retry time (IDEM_END_RETRY) ran out
 )
 
 // New creates the collectors and registers them on reg, plus an
@@ -94,7 +93,7 @@ func New(reg prometheus.Registerer, instance string) *Metrics {
 		}, []string{"result"}),
 		IdemLeaseEndRetries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "idem_lease_end_retries_total",
-			Help: "Complete or Release calls that Redis did not answer at first, retried in the background, by op and how the retry ended.",
+			Help: "Complete or Release calls that Redis did not answer at first, retried before the answer was sent, by op and how the retry ended.",
 		}, []string{"op", "result"}),
 	}
 	info := prometheus.NewGauge(prometheus.GaugeOpts{
