@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oncepay/oncepay/loadtest/sockdiag"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -102,12 +103,10 @@ func (b *Backend) FlushRedis(ctx context.Context) error {
 }
 
 // InFlight counts the replica's requests in flight from the kernel's TCP
-// state (sock_diag, as ss reads it): for a replica with a ServerPort, client connections whose request
-// was received and not yet answered; for one with an UpstreamPort, its
-// connections to that port with a request sent and no answer yet. Both rely
-// on HTTP/1.1 carrying one request at a time per connection. Connections
-// whose last send and last receive fall in the same kernel tick are not
-// counted.
+// state (sockdiag.InFlight): for a replica with a ServerPort, client
+// connections whose request was received and not yet answered; for one with
+// an UpstreamPort, its connections to that port with a request sent and no
+// answer yet.
 func (b *Backend) InFlight(ctx context.Context, name string) (n int, evidence string, err error) {
 	r, dir, err := b.replica(name)
 	if err != nil {
@@ -117,39 +116,7 @@ func (b *Backend) InFlight(ctx context.Context, name string) (n int, evidence st
 	if err != nil {
 		return 0, "", err
 	}
-	mine, err := socketInodes(pid)
-	if err != nil {
-		return 0, "", fmt.Errorf("sockets of pid %d: %w", pid, err)
-	}
-	conns, err := established()
-	if err != nil {
-		return 0, "", err
-	}
-	open := 0
-	for _, c := range conns {
-		if !mine[c.Inode] {
-			continue
-		}
-		switch {
-		case r.ServerPort != 0 && c.Local == r.ServerPort:
-			open++
-			if c.servingClient() {
-				n++
-			}
-		case r.UpstreamPort != 0 && c.Peer == r.UpstreamPort:
-			open++
-			if c.waitingForServer() {
-				n++
-			}
-		}
-	}
-	switch {
-	case r.ServerPort != 0:
-		evidence = fmt.Sprintf("pid %d: %d of %d client connections on :%d had a request unanswered", pid, n, open, r.ServerPort)
-	default:
-		evidence = fmt.Sprintf("pid %d: %d of %d connections to :%d waited for an answer", pid, n, open, r.UpstreamPort)
-	}
-	return n, evidence, nil
+	return sockdiag.InFlight(pid, r.ServerPort, r.UpstreamPort)
 }
 
 func lastLines(s string, n int) string {

@@ -1,4 +1,8 @@
-package container
+// Package sockdiag reads TCP connection state from the kernel's sock_diag
+// netlink interface (what ss uses), about a millisecond per look, so that the
+// fault driver can tell whether a replica really has a request in flight
+// right before it kills it.
+package sockdiag
 
 import (
 	"encoding/binary"
@@ -10,8 +14,8 @@ import (
 	"syscall"
 )
 
-// conn is one established TCP connection as the kernel reports it.
-type conn struct {
+// Conn is one established TCP connection as the kernel reports it.
+type Conn struct {
 	Local, Peer   int    // ports
 	Inode         uint32 // of the socket, to find its process
 	BytesSent     int64  // tcp_info bytes_sent
@@ -21,25 +25,25 @@ type conn struct {
 	LastSend, LastReceive int64
 }
 
-// waitingForServer: a client connection sent a request and got no answer
+// WaitingForServer: a client connection sent a request and got no answer
 // yet (HTTP/1.1 carries one request at a time per connection).
-func (c conn) waitingForServer() bool {
+func (c Conn) WaitingForServer() bool {
 	return c.BytesSent > 0 && (c.BytesReceived == 0 || c.LastSend < c.LastReceive)
 }
 
-// servingClient: a server connection received a request and has not
+// ServingClient: a server connection received a request and has not
 // answered it yet.
-func (c conn) servingClient() bool {
+func (c Conn) ServingClient() bool {
 	return c.BytesReceived > 0 && (c.BytesSent == 0 || c.LastReceive < c.LastSend)
 }
 
-// establishedIn returns the established TCP connections of the network
+// Established returns the established TCP connections of the network
 // namespace pid lives in. It enters that namespace on a locked OS thread
 // that is never unlocked, so the thread ends with its goroutine and no other
 // goroutine ever runs in the foreign namespace. Needs CAP_SYS_ADMIN.
-func establishedIn(pid int) ([]conn, error) {
+func Established(pid int) ([]Conn, error) {
 	type result struct {
-		conns []conn
+		conns []Conn
 		err   error
 	}
 	ch := make(chan result, 1)
@@ -58,7 +62,7 @@ func establishedIn(pid int) ([]conn, error) {
 				return
 			}
 		}
-		var out []conn
+		var out []Conn
 		for _, family := range []uint8{syscall.AF_INET, syscall.AF_INET6} {
 			cs, err := dump(family)
 			if err != nil {
@@ -90,7 +94,7 @@ const (
 )
 
 // dump asks the kernel for every established TCP socket of one family.
-func dump(family uint8) ([]conn, error) {
+func dump(family uint8) ([]Conn, error) {
 	fd, err := syscall.Socket(syscall.AF_NETLINK, syscall.SOCK_RAW|syscall.SOCK_CLOEXEC, syscall.NETLINK_INET_DIAG)
 	if err != nil {
 		return nil, fmt.Errorf("sock_diag socket: %w", err)
@@ -107,7 +111,7 @@ func dump(family uint8) ([]conn, error) {
 	if err := syscall.Sendto(fd, req, 0, &syscall.SockaddrNetlink{Family: syscall.AF_NETLINK}); err != nil {
 		return nil, fmt.Errorf("sock_diag send: %w", err)
 	}
-	var out []conn
+	var out []Conn
 	buf := make([]byte, 64*1024)
 	for {
 		n, _, err := syscall.Recvfrom(fd, buf, 0)
@@ -133,11 +137,11 @@ func dump(family uint8) ([]conn, error) {
 }
 
 // parseDiag reads one inet_diag_msg and its struct tcp_info (linux/tcp.h offsets).
-func parseDiag(b []byte) (conn, bool) {
+func parseDiag(b []byte) (Conn, bool) {
 	if len(b) < inetDiagMsgLen {
-		return conn{}, false
+		return Conn{}, false
 	}
-	c := conn{
+	c := Conn{
 		Local: int(binary.BigEndian.Uint16(b[4:])),
 		Peer:  int(binary.BigEndian.Uint16(b[6:])),
 		Inode: binary.NativeEndian.Uint32(b[68:]),
@@ -169,8 +173,8 @@ func parseDiag(b []byte) (conn, bool) {
 	return c, true
 }
 
-// socketInodes returns the inodes of pid's sockets (from /proc/pid/fd).
-func socketInodes(pid int) (map[uint32]bool, error) {
+// SocketInodes returns the inodes of pid's sockets (from /proc/pid/fd).
+func SocketInodes(pid int) (map[uint32]bool, error) {
 	dir := fmt.Sprintf("/proc/%d/fd", pid)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -187,4 +191,44 @@ func socketInodes(pid int) (map[uint32]bool, error) {
 		}
 	}
 	return out, nil
+}
+
+// InFlight counts the work in flight of the process pid: with serverPort,
+// its client connections on that port whose request was received and not
+// yet answered (an HTTP server); with upstreamPort, its connections to that
+// port with a request sent and no answer yet (a client of that service).
+// Both rely on HTTP/1.1 carrying one request at a time per connection;
+// connections whose last send and last receive fall in the same kernel tick
+// are not counted. The ports are the ones in pid's network namespace.
+func InFlight(pid, serverPort, upstreamPort int) (n int, evidence string, err error) {
+	mine, err := SocketInodes(pid)
+	if err != nil {
+		return 0, "", fmt.Errorf("sockets of pid %d: %w", pid, err)
+	}
+	conns, err := Established(pid)
+	if err != nil {
+		return 0, "", err
+	}
+	open := 0
+	for _, c := range conns {
+		if !mine[c.Inode] {
+			continue
+		}
+		switch {
+		case serverPort != 0 && c.Local == serverPort:
+			open++
+			if c.ServingClient() {
+				n++
+			}
+		case upstreamPort != 0 && c.Peer == upstreamPort:
+			open++
+			if c.WaitingForServer() {
+				n++
+			}
+		}
+	}
+	if serverPort != 0 {
+		return n, fmt.Sprintf("pid %d: %d of %d client connections on :%d had a request unanswered", pid, n, open, serverPort), nil
+	}
+	return n, fmt.Sprintf("pid %d: %d of %d connections to :%d waited for an answer", pid, n, open, upstreamPort), nil
 }

@@ -1,4 +1,4 @@
-package container
+package sockdiag
 
 // sysSetns is setns(2) on linux/amd64 (the syscall package does not name it).
 const sysSetns = 308
