@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"sync"
 	"testing"
 	"time"
 
@@ -73,30 +72,11 @@ func TestRelayReplicasPublishEachRowOnce(t *testing.T) {
 	}
 	deliveries := bindAndConsume(t, amqpURL, exchange)
 
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		total int
-	)
+	var passes []func() (int, error)
 	for _, r := range relays {
-		wg.Go(func() {
-			for range 50 {
-				n, err := r.RelayOnce(ctx)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				mu.Lock()
-				total += n
-				done := total >= rows
-				mu.Unlock()
-				if done {
-					return
-				}
-			}
-		})
+		passes = append(passes, func() (int, error) { return r.RelayOnce(ctx) })
 	}
-	wg.Wait()
+	total := concurrently(t, rows, passes...)
 	if total != rows {
 		t.Fatalf("relays published %d messages, want %d", total, rows)
 	}

@@ -3,7 +3,6 @@ package outbox_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -201,33 +200,9 @@ func TestSweepReplicasPublishEachPaymentOnce(t *testing.T) {
 	b, _ := newSweeper(t, pool, exchange, cfg)
 	deliveries := bindAndConsume(t, testenv.AMQPURL(t), exchange)
 
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		total int
-	)
-	for _, s := range []*outbox.Outbox{a, b} {
-		wg.Go(func() {
-			for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); {
-				n, err := s.SweepOnce(ctx)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				mu.Lock()
-				total += n
-				done := total >= stuck
-				mu.Unlock()
-				if done {
-					return
-				}
-				if n == 0 {
-					time.Sleep(20 * time.Millisecond) // not connected yet, or the other one holds the rest
-				}
-			}
-		})
-	}
-	wg.Wait()
+	total := concurrently(t, stuck,
+		func() (int, error) { return a.SweepOnce(ctx) },
+		func() (int, error) { return b.SweepOnce(ctx) })
 	if total != stuck {
 		t.Fatalf("sweepers published %d messages, want %d", total, stuck)
 	}
