@@ -28,6 +28,9 @@ type Metrics struct {
 	OutboxPublished *prometheus.CounterVec
 	// OutboxFailures counts publishes that were not confirmed.
 	OutboxFailures prometheus.Counter
+	// OutboxMarkBatch observes how many confirmed rows one UPDATE marked
+	// published (the inline path marks them in batches).
+	OutboxMarkBatch prometheus.Histogram
 	// PaymentsCreated counts payment rows inserted.
 	PaymentsCreated prometheus.Counter
 	// PaymentsBackstop counts requests answered by the database backstop
@@ -81,6 +84,11 @@ func New(reg prometheus.Registerer, instance string) *Metrics {
 		OutboxPublished: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "outbox_published_total", Help: "Outbox messages confirmed by the broker, by path (inline after commit, relay, or sweep of payments still pending).",
 		}, []string{"path"}),
+		OutboxMarkBatch: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "outbox_mark_batch_rows",
+			Help:    "Outbox rows marked published by one UPDATE after their broker confirms (confirms that arrive while one UPDATE runs share the next).",
+			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512},
+		}),
 		OutboxFailures: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "outbox_publish_failures_total", Help: "Outbox publishes that failed, were nacked or timed out (the relay retries them).",
 		}),
@@ -102,7 +110,7 @@ func New(reg prometheus.Registerer, instance string) *Metrics {
 	})
 	info.Set(1)
 	reg.MustRegister(m.HTTPRequests, m.HTTPDuration, m.IdemOutcomes, m.IdemDuration, m.OutboxBacklog,
-		m.OutboxPublishDuration, m.OutboxPublished, m.OutboxFailures, m.PaymentsCreated, m.PaymentsBackstop, m.IdemLeaseEndRetries, info)
+		m.OutboxPublishDuration, m.OutboxPublished, m.OutboxFailures, m.OutboxMarkBatch, m.PaymentsCreated, m.PaymentsBackstop, m.IdemLeaseEndRetries, info)
 
 	// Known label values start at zero, so rates and alerts work from the start.
 	for _, o := range []string{idem.OutcomeAcquired, idem.OutcomeTakeover, idem.OutcomeReplayed,

@@ -40,6 +40,9 @@ type Config struct {
 // markTimeout bounds the UPDATE that records a publish attempt.
 const markTimeout = 2 * time.Second
 
+// maxMarkBatch is the most rows one UPDATE marks published.
+const maxMarkBatch = 500
+
 // Outbox publishes committed outbox rows: at once after the commit (Send)
 // and, for whatever that missed, from the relay loop (Run). It is safe for
 // concurrent use.
@@ -49,7 +52,11 @@ type Outbox struct {
 	metrics  *metrics.Metrics
 	log      *slog.Logger
 	cfg      Config
-	inflight sync.WaitGroup
+	inflight sync.WaitGroup // inline publishes and the marking goroutine
+
+	markMu  sync.Mutex
+	marks   []int64 // confirmed rows not yet marked published
+	marking bool    // a markBatches goroutine is running
 }
 
 // New returns an Outbox over the rows in pool, publishing with pub.
@@ -72,11 +79,13 @@ func New(pool *pgxpool.Pool, pub *Publisher, m *metrics.Metrics, log *slog.Logge
 	return &Outbox{pool: pool, pub: pub, metrics: m, log: log, cfg: cfg}
 }
 
-// Send publishes the committed row m right away and, on a positive confirm,
-// marks it published; a failure is recorded on the row (attempts,
+// Send publishes the committed row m right away; on a positive confirm the
+// row is marked published, in a batch with the other rows confirmed
+// meanwhile (see markLater). A failure is recorded on the row (attempts,
 // last_error) and left to the relay. Send never fails the caller and waits
-// at most PublishTimeout: the publish goes on in the background if the
-// broker is slow (Wait waits for it). Cancelling ctx does not abort it.
+// at most PublishTimeout, for the confirm only: the publish goes on in the
+// background if the broker is slow, and the marking always does (Wait waits
+// for both). Cancelling ctx does not abort it.
 func (o *Outbox) Send(ctx context.Context, m Message) {
 	ctx = context.WithoutCancel(ctx)
 	done := make(chan struct{})
@@ -85,18 +94,15 @@ func (o *Outbox) Send(ctx context.Context, m Message) {
 		defer o.inflight.Done()
 		defer close(done)
 		err := o.publish(ctx, m, metrics.PathInline)
-		mctx, cancel := context.WithTimeout(ctx, markTimeout)
-		defer cancel()
 		if err != nil {
 			o.log.Warn("outbox: publish after commit failed; the relay will retry",
 				"payment_id", m.PaymentID, "outbox_id", m.ID, "err", err)
+			mctx, cancel := context.WithTimeout(ctx, markTimeout)
+			defer cancel()
 			o.recordFailure(mctx, o.pool, m, err)
 			return
 		}
-		if err := markPublished(mctx, o.pool, m.ID); err != nil {
-			o.log.Warn("outbox: published but not marked; the relay will publish again",
-				"payment_id", m.PaymentID, "outbox_id", m.ID, "err", err)
-		}
+		o.markLater(m.ID)
 	}()
 	t := time.NewTimer(o.cfg.PublishTimeout)
 	defer t.Stop()
@@ -106,7 +112,57 @@ func (o *Outbox) Send(ctx context.Context, m Message) {
 	}
 }
 
-// Wait waits until every publish started by Send has ended, or ctx ends.
+// markLater queues confirmed row id to be marked published. One goroutine
+// at a time marks the queue: it takes every id queued so far and marks them
+// with one UPDATE, then the ids that arrived while that UPDATE ran, and so
+// on until the queue is empty (group commit). A lone payment is marked at
+// once; under load one statement marks many. The caller must hold an
+// inflight count, so that Wait also waits for the marking.
+func (o *Outbox) markLater(id int64) {
+	o.markMu.Lock()
+	o.marks = append(o.marks, id)
+	start := !o.marking
+	o.marking = true
+	if start {
+		o.inflight.Add(1)
+	}
+	o.markMu.Unlock()
+	if start {
+		go o.markBatches()
+	}
+}
+
+// markBatches marks queued rows until the queue is empty. A row whose
+// UPDATE fails stays unpublished: the relay publishes it again (a
+// duplicate message, which the worker's boundary absorbs).
+func (o *Outbox) markBatches() {
+	defer o.inflight.Done()
+	for {
+		o.markMu.Lock()
+		n := min(len(o.marks), maxMarkBatch)
+		if n == 0 {
+			o.marks, o.marking = nil, false
+			o.markMu.Unlock()
+			return
+		}
+		ids := o.marks[:n:n]
+		o.marks = o.marks[n:]
+		o.markMu.Unlock()
+
+		ctx, cancel := context.WithTimeout(context.Background(), markTimeout)
+		err := markPublished(ctx, o.pool, ids...)
+		cancel()
+		if err != nil {
+			o.log.Warn("outbox: published but not marked; the relay will publish again",
+				"rows", len(ids), "first_outbox_id", ids[0], "err", err)
+			continue
+		}
+		o.metrics.OutboxMarkBatch.Observe(float64(len(ids)))
+	}
+}
+
+// Wait waits until every publish started by Send has ended and its row is
+// marked, or ctx ends.
 func (o *Outbox) Wait(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
@@ -140,11 +196,13 @@ type execer interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 }
 
-func markPublished(ctx context.Context, db execer, id int64) error {
+// markPublished marks rows ids published, counting the attempt, in one
+// statement. Rows already marked are left alone.
+func markPublished(ctx context.Context, db execer, ids ...int64) error {
 	_, err := db.Exec(ctx, `UPDATE outbox SET published_at = now(), attempts = attempts + 1
-		WHERE id = $1 AND published_at IS NULL`, id)
+		WHERE id = ANY($1) AND published_at IS NULL`, ids)
 	if err != nil {
-		return fmt.Errorf("mark outbox row %d published: %w", id, err)
+		return fmt.Errorf("mark %d outbox rows published: %w", len(ids), err)
 	}
 	return nil
 }
