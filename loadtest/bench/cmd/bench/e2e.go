@@ -380,6 +380,9 @@ func (b *bench) sustain(ctx context.Context, rate float64, v *variant, all []*va
 	t0 := time.Now()
 	wait := b.k6Async(ctx, run, b.cfg.Sustain+3*time.Minute, map[string]string{
 		"TARGETS": v.targets(), "MODE": "fresh", "LOAD": "rate", "RATE": strconv.FormatFloat(rate, 'f', 0, 64),
+		// A VU per two payments/s up front: k6 must not be what drops payments
+		// when a moment of latency needs more clients in flight.
+		"PRE_VUS":  strconv.Itoa(max(100, int(rate/2))),
 		"DURATION": strconv.Itoa(int(secs)) + "s", "RUN": run,
 	})
 	var (
