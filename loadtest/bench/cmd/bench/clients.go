@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 )
@@ -43,7 +45,7 @@ func (b *bench) prepare(ctx context.Context) error {
 	}
 	defer admin.Close(ctx)
 	for _, db := range []string{dbE2E, dbPSP, dbPGBench} {
-		if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)"); err != nil {
+		if err := dropDatabase(ctx, admin, db); err != nil {
 			return err
 		}
 		if _, err := admin.Exec(ctx, "CREATE DATABASE "+db); err != nil {
@@ -77,4 +79,29 @@ func (b *bench) prepare(ctx context.Context) error {
 	cl.rdb = redis.NewClient(opt)
 	b.cl = cl
 	return cl.rdb.FlushAll(ctx).Err()
+}
+
+// dropDatabase drops db, ending its connections. WITH (FORCE) cannot end an
+// autovacuum worker for a role that is not a superuser (SQLSTATE 42501,
+// "must be a member of the role whose process is being terminated"): right
+// after the harness starts, autovacuum often works on the tables of the
+// previous run. Such a worker ends on its own, so the drop is tried again
+// for up to 10 s.
+func dropDatabase(ctx context.Context, admin *pgx.Conn, db string) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)")
+		var pgErr *pgconn.PgError
+		if err == nil || !errors.As(err, &pgErr) || pgErr.Code != "42501" || time.Now().After(deadline) {
+			if err != nil {
+				return fmt.Errorf("drop database %s: %w", db, err)
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
