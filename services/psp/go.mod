@@ -26,7 +26,10 @@ require (
 	github.com/google/go-cmp v0.7.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/oncepay/oncepay/internal/testenv v0.0.0
+	github.com/oncepay/oncepay/pkg/service v0.0.0
 	github.com/prometheus/client_golang v1.25.0
 )
 
 replace github.com/oncepay/oncepay/internal/testenv => ../../internal/testenv
+
+replace github.com/oncepay/oncepay/pkg/service => ../../pkg/service

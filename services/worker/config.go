@@ -6,13 +6,12 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncepay/oncepay/pkg/idem/naive"
+	"github.com/oncepay/oncepay/pkg/service/envconf"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/redis/go-redis/v9"
 )
@@ -60,45 +59,45 @@ type config struct {
 // problem at once, not just the first. hostname is the default of
 // WORKER_INSTANCE.
 func loadConfig(getenv func(string) string, hostname string) (config, error) {
-	p := envParser{getenv: getenv}
+	p := envconf.New(getenv)
 	c := config{
-		ListenAddr:  p.str("WORKER_LISTEN_ADDR", "127.0.0.1:8081"),
-		RedisURL:    p.str("REDIS_URL", ""),
-		DatabaseURL: p.str("DATABASE_URL", ""),
-		AMQPURL:     p.str("AMQP_URL", ""),
-		PSPURL:      p.str("PSP_URL", ""),
+		ListenAddr:  p.String("WORKER_LISTEN_ADDR", "127.0.0.1:8081"),
+		RedisURL:    p.String("REDIS_URL", ""),
+		DatabaseURL: p.String("DATABASE_URL", ""),
+		AMQPURL:     p.String("AMQP_URL", ""),
+		PSPURL:      p.String("PSP_URL", ""),
 
-		Exchange:      p.str("AMQP_EXCHANGE", "payments"),
-		Queue:         p.str("AMQP_QUEUE", "payments.charge"),
-		Prefetch:      p.positive("WORKER_PREFETCH", 16),
-		Concurrency:   p.positive("WORKER_CONCURRENCY", 8),
-		RetryDelays:   p.durations("WORKER_RETRY_DELAYS", []time.Duration{time.Second, 5 * time.Second, 30 * time.Second}),
-		MaxAttempts:   p.positive("WORKER_MAX_ATTEMPTS", 10),
-		DeliveryLimit: p.positive("WORKER_DELIVERY_LIMIT", 20),
+		Exchange:      p.String("AMQP_EXCHANGE", "payments"),
+		Queue:         p.String("AMQP_QUEUE", "payments.charge"),
+		Prefetch:      p.Positive("WORKER_PREFETCH", 16),
+		Concurrency:   p.Positive("WORKER_CONCURRENCY", 8),
+		RetryDelays:   durations(p, "WORKER_RETRY_DELAYS", []time.Duration{time.Second, 5 * time.Second, 30 * time.Second}),
+		MaxAttempts:   p.Positive("WORKER_MAX_ATTEMPTS", 10),
+		DeliveryLimit: p.Positive("WORKER_DELIVERY_LIMIT", 20),
 
-		ReconnectInterval: p.duration("AMQP_RECONNECT_INTERVAL", time.Second),
-		ReconnectAttempts: p.positive("AMQP_RECONNECT_ATTEMPTS", 300),
+		ReconnectInterval: p.Duration("AMQP_RECONNECT_INTERVAL", time.Second),
+		ReconnectAttempts: p.Positive("AMQP_RECONNECT_ATTEMPTS", 300),
 
-		Lease:       p.duration("IDEM_LEASE", 15*time.Second),
-		Retention:   p.duration("IDEM_RETENTION", 24*time.Hour),
-		IdemTimeout: p.duration("IDEM_TIMEOUT", 500*time.Millisecond),
-		PSPTimeout:  p.duration("PSP_TIMEOUT", 5*time.Second),
-		EndRetry:    p.duration("IDEM_END_RETRY", 5*time.Second),
-		Strategy:    p.strategy("IDEM_STRATEGY"),
+		Lease:       p.Duration("IDEM_LEASE", 15*time.Second),
+		Retention:   p.Duration("IDEM_RETENTION", 24*time.Hour),
+		IdemTimeout: p.Duration("IDEM_TIMEOUT", 500*time.Millisecond),
+		PSPTimeout:  p.Duration("PSP_TIMEOUT", 5*time.Second),
+		EndRetry:    p.Duration("IDEM_END_RETRY", 5*time.Second),
+		Strategy:    strategy(p, "IDEM_STRATEGY"),
 
-		ShutdownGrace: p.duration("SHUTDOWN_GRACE", 20*time.Second),
-		Instance:      p.str("WORKER_INSTANCE", hostname),
-		LogLevel:      p.level("LOG_LEVEL", slog.LevelInfo),
-		PprofAddr:     p.str("WORKER_PPROF_ADDR", ""),
+		ShutdownGrace: p.Duration("SHUTDOWN_GRACE", 20*time.Second),
+		Instance:      p.String("WORKER_INSTANCE", hostname),
+		LogLevel:      p.Level("LOG_LEVEL", slog.LevelInfo),
+		PprofAddr:     p.String("WORKER_PPROF_ADDR", ""),
 	}
 	if _, _, err := net.SplitHostPort(c.PprofAddr); c.PprofAddr != "" && err != nil {
-		p.fail("WORKER_PPROF_ADDR", "want host:port")
+		p.Fail("WORKER_PPROF_ADDR", "want host:port")
 	}
 
-	p.check("REDIS_URL", c.RedisURL, func(s string) error { _, err := redis.ParseURL(s); return err })
-	p.check("DATABASE_URL", c.DatabaseURL, func(s string) error { _, err := pgxpool.ParseConfig(s); return err })
-	p.check("AMQP_URL", c.AMQPURL, func(s string) error { _, err := amqp.ParseURI(s); return err })
-	p.check("PSP_URL", c.PSPURL, func(s string) error {
+	checkURL(p, "REDIS_URL", c.RedisURL, func(s string) error { _, err := redis.ParseURL(s); return err })
+	checkURL(p, "DATABASE_URL", c.DatabaseURL, func(s string) error { _, err := pgxpool.ParseConfig(s); return err })
+	checkURL(p, "AMQP_URL", c.AMQPURL, func(s string) error { _, err := amqp.ParseURI(s); return err })
+	checkURL(p, "PSP_URL", c.PSPURL, func(s string) error {
 		u, err := url.Parse(s)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return errors.New("want http(s)://host[:port]")
@@ -106,17 +105,17 @@ func loadConfig(getenv func(string) string, hostname string) (config, error) {
 		return nil
 	})
 	if c.ListenAddr == "" {
-		p.fail("WORKER_LISTEN_ADDR", "must not be empty")
+		p.Fail("WORKER_LISTEN_ADDR", "must not be empty")
 	}
 	if c.Exchange == "" {
-		p.fail("AMQP_EXCHANGE", "must not be empty")
+		p.Fail("AMQP_EXCHANGE", "must not be empty")
 	}
 	// The longest derived name is <queue>.retry.v2.<delay>; AMQP names are at most 255 bytes.
 	if c.Queue == "" || len(c.Queue) > 200 {
-		p.fail("AMQP_QUEUE", "must be 1-200 characters (retry and dead-letter names are derived from it)")
+		p.Fail("AMQP_QUEUE", "must be 1-200 characters (retry and dead-letter names are derived from it)")
 	}
-	if c.Concurrency > c.Prefetch && !p.failed("WORKER_CONCURRENCY") && !p.failed("WORKER_PREFETCH") {
-		p.fail("WORKER_CONCURRENCY", fmt.Sprintf("%d exceeds WORKER_PREFETCH %d: the extra handlers could never get a message", c.Concurrency, c.Prefetch))
+	if c.Concurrency > c.Prefetch && !p.Failed("WORKER_CONCURRENCY") && !p.Failed("WORKER_PREFETCH") {
+		p.Fail("WORKER_CONCURRENCY", fmt.Sprintf("%d exceeds WORKER_PREFETCH %d: the extra handlers could never get a message", c.Concurrency, c.Prefetch))
 	}
 	for _, d := range []struct {
 		name string
@@ -125,78 +124,44 @@ func loadConfig(getenv func(string) string, hostname string) (config, error) {
 		{"AMQP_RECONNECT_INTERVAL", c.ReconnectInterval}, {"IDEM_LEASE", c.Lease}, {"IDEM_RETENTION", c.Retention},
 		{"IDEM_TIMEOUT", c.IdemTimeout}, {"PSP_TIMEOUT", c.PSPTimeout}, {"SHUTDOWN_GRACE", c.ShutdownGrace},
 	} {
-		if d.v <= 0 && !p.failed(d.name) {
-			p.fail(d.name, "must be positive")
+		if d.v <= 0 && !p.Failed(d.name) {
+			p.Fail(d.name, "must be positive")
 		}
 	}
 	if c.EndRetry < 0 {
-		p.fail("IDEM_END_RETRY", "must not be negative")
+		p.Fail("IDEM_END_RETRY", "must not be negative")
 	}
 	if c.IdemTimeout >= c.Lease && c.IdemTimeout > 0 && c.Lease > 0 {
-		p.fail("IDEM_TIMEOUT", fmt.Sprintf("%s must be shorter than IDEM_LEASE %s", c.IdemTimeout, c.Lease))
+		p.Fail("IDEM_TIMEOUT", fmt.Sprintf("%s must be shorter than IDEM_LEASE %s", c.IdemTimeout, c.Lease))
 	}
 	if c.Retention < c.Lease && c.Retention > 0 && c.Lease > 0 {
-		p.fail("IDEM_RETENTION", fmt.Sprintf("%s must not be shorter than IDEM_LEASE %s", c.Retention, c.Lease))
+		p.Fail("IDEM_RETENTION", fmt.Sprintf("%s must not be shorter than IDEM_LEASE %s", c.Retention, c.Lease))
 	}
 	if c.Instance == "" {
-		p.fail("WORKER_INSTANCE", "must not be empty (and the host name is unknown)")
+		p.Fail("WORKER_INSTANCE", "must not be empty (and the host name is unknown)")
 	}
-	if len(p.problems) > 0 {
-		return config{}, fmt.Errorf("configuration: %w", errors.Join(p.problems...))
+	if err := p.Err(); err != nil {
+		return config{}, err
 	}
 	return c, nil
 }
 
-// envParser reads typed variables and collects every problem.
-type envParser struct {
-	getenv   func(string) string
-	problems []error
-	bad      []string
-}
-
-func (p *envParser) fail(name, msg string) {
-	p.bad = append(p.bad, name)
-	p.problems = append(p.problems, fmt.Errorf("%s %s", name, msg))
-}
-
-func (p *envParser) failed(name string) bool { return slices.Contains(p.bad, name) }
-
-func (p *envParser) str(name, def string) string {
-	if v := strings.TrimSpace(p.getenv(name)); v != "" {
-		return v
-	}
-	return def
-}
-
-// check fails name when it is empty (required) or valid rejects it. The
+// checkURL fails name when v is empty (required) or valid rejects it. The
 // value is never echoed: URLs carry passwords.
-func (p *envParser) check(name, v string, valid func(string) error) {
+func checkURL(p *envconf.Parser, name, v string, valid func(string) error) {
 	if v == "" {
-		p.fail(name, "is required")
+		p.Fail(name, "is required")
 		return
 	}
 	if err := valid(v); err != nil {
-		p.fail(name, "is not a valid URL")
+		p.Fail(name, "is not a valid URL")
 	}
-}
-
-func (p *envParser) duration(name string, def time.Duration) time.Duration {
-	v := p.str(name, "")
-	if v == "" {
-		return def
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		p.fail(name, fmt.Sprintf("%q is not a duration like 500ms or 15s", v))
-		return def
-	}
-	return d
 }
 
 // durations reads a comma-separated list of positive, strictly increasing
-// durations.
-func (p *envParser) durations(name string, def []time.Duration) []time.Duration {
-	v := p.str(name, "")
+// durations, each a whole number of milliseconds; def when name is unset.
+func durations(p *envconf.Parser, name string, def []time.Duration) []time.Duration {
+	v := p.String(name, "")
 	if v == "" {
 		return def
 	}
@@ -205,13 +170,13 @@ func (p *envParser) durations(name string, def []time.Duration) []time.Duration 
 		d, err := time.ParseDuration(strings.TrimSpace(s))
 		switch {
 		case err != nil:
-			p.fail(name, fmt.Sprintf("%q is not a duration like 1s", strings.TrimSpace(s)))
+			p.Fail(name, fmt.Sprintf("%q is not a duration like 1s", strings.TrimSpace(s)))
 			return def
 		case d < time.Millisecond || d%time.Millisecond != 0:
-			p.fail(name, fmt.Sprintf("%s must be a whole number of milliseconds, at least 1ms", d))
+			p.Fail(name, fmt.Sprintf("%s must be a whole number of milliseconds, at least 1ms", d))
 			return def
 		case len(out) > 0 && d <= out[len(out)-1]:
-			p.fail(name, "must be strictly increasing, e.g. 1s,5s,30s")
+			p.Fail(name, "must be strictly increasing, e.g. 1s,5s,30s")
 			return def
 		}
 		out = append(out, d)
@@ -219,23 +184,13 @@ func (p *envParser) durations(name string, def []time.Duration) []time.Duration 
 	return out
 }
 
-func (p *envParser) positive(name string, def int) int {
-	v := p.str(name, "")
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		p.fail(name, fmt.Sprintf("%q is not a positive integer", v))
-		return def
-	}
-	return n
-}
-
-func (p *envParser) strategy(name string) naive.Strategy {
-	s, err := naive.ParseStrategy(p.str(name, ""))
+// strategy reads an idempotency strategy; naive.StrategyOncepay when name
+// is unset or does not name one.
+func strategy(p *envconf.Parser, name string) naive.Strategy {
+	v := p.String(name, "")
+	s, err := naive.ParseStrategy(v)
 	if err != nil {
-		p.fail(name, fmt.Sprintf("%q is not a strategy (%s)", p.str(name, ""), strings.Join(strategyNames(), ", ")))
+		p.Fail(name, fmt.Sprintf("%q is not a strategy (%s)", v, strings.Join(strategyNames(), ", ")))
 		return naive.StrategyOncepay
 	}
 	return s
@@ -247,17 +202,4 @@ func strategyNames() []string {
 		names = append(names, string(s))
 	}
 	return names
-}
-
-func (p *envParser) level(name string, def slog.Level) slog.Level {
-	v := p.str(name, "")
-	if v == "" {
-		return def
-	}
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(v)); err != nil {
-		p.fail(name, fmt.Sprintf("%q is not a level (debug, info, warn, error)", v))
-		return def
-	}
-	return l
 }

@@ -7,6 +7,7 @@ require (
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/oncepay/oncepay/internal/testenv v0.0.0
 	github.com/oncepay/oncepay/pkg/idem v0.0.0
+	github.com/oncepay/oncepay/pkg/service v0.0.0
 	github.com/oncepay/oncepay/services/api v0.0.0-00010101000000-000000000000
 	github.com/oncepay/oncepay/services/psp v0.0.0
 	github.com/prometheus/client_golang v1.25.0
@@ -36,6 +37,7 @@ replace (
 	github.com/oncepay/oncepay/internal/testenv => ../../internal/testenv
 	github.com/oncepay/oncepay/lua => ../../lua
 	github.com/oncepay/oncepay/pkg/idem => ../../pkg/idem
+	github.com/oncepay/oncepay/pkg/service => ../../pkg/service
 	github.com/oncepay/oncepay/services/api => ../api
 	github.com/oncepay/oncepay/services/psp => ../psp
 )
