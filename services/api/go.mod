@@ -8,6 +8,7 @@ require (
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/oncepay/oncepay/internal/testenv v0.0.0
 	github.com/oncepay/oncepay/pkg/idem v0.0.0
+	github.com/oncepay/oncepay/pkg/service v0.0.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/rabbitmq/amqp091-go v1.16.0
 	github.com/redis/go-redis/v9 v9.23.0
@@ -34,5 +35,7 @@ require (
 replace github.com/oncepay/oncepay/internal/testenv => ../../internal/testenv
 
 replace github.com/oncepay/oncepay/pkg/idem => ../../pkg/idem
+
+replace github.com/oncepay/oncepay/pkg/service => ../../pkg/service
 
 replace github.com/oncepay/oncepay/lua => ../../lua

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncepay/oncepay/pkg/idem"
+	"github.com/oncepay/oncepay/pkg/service/pprofserve"
 	"github.com/oncepay/oncepay/services/psp/pspclient"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -133,7 +134,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("listen: %w", err)
 	}
 	if cfg.PprofAddr != "" {
-		go servePprof(ctx, cfg.PprofAddr, log)
+		go pprofserve.Serve(ctx, cfg.PprofAddr, "WORKER_PPROF_ADDR", log)
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

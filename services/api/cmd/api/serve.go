@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncepay/oncepay/pkg/idem"
+	"github.com/oncepay/oncepay/pkg/service/pprofserve"
 	"github.com/oncepay/oncepay/services/api/internal/auth"
 	"github.com/oncepay/oncepay/services/api/internal/config"
 	"github.com/oncepay/oncepay/services/api/internal/httpapi"
@@ -111,7 +112,7 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	if cfg.PprofAddr != "" {
-		go servePprof(ctx, cfg.PprofAddr, log)
+		go pprofserve.Serve(ctx, cfg.PprofAddr, "API_PPROF_ADDR", log)
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
