@@ -86,87 +86,59 @@ func (p *Parser) String(name, def string) string {
 // unset. It does not check the sign: a service that needs a positive
 // duration checks it itself.
 func (p *Parser) Duration(name string, def time.Duration) time.Duration {
-	v := p.String(name, "")
-	if v == "" {
-		return def
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		p.Fail(name, fmt.Sprintf("%q is not a duration like 500ms or 15s", v))
-		return def
-	}
-	return d
+	return parse(p, name, def, time.ParseDuration, "a duration like 500ms or 15s")
 }
 
 // Positive returns name as an int of at least 1, or def when it is unset.
 func (p *Parser) Positive(name string, def int) int {
-	v := p.String(name, "")
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		p.Fail(name, fmt.Sprintf("%q is not a positive integer", v))
-		return def
-	}
-	return n
+	return parse(p, name, def, func(v string) (int, error) {
+		n, err := strconv.Atoi(v)
+		if err == nil && n < 1 {
+			err = errors.New("not positive")
+		}
+		return n, err
+	}, "a positive integer")
 }
 
 // Int64 returns name as a base-10 int64, or def when it is unset.
 func (p *Parser) Int64(name string, def int64) int64 {
-	v := p.String(name, "")
-	if v == "" {
-		return def
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		p.Fail(name, fmt.Sprintf("%q is not a 64-bit integer", v))
-		return def
-	}
-	return n
+	return parse(p, name, def, func(v string) (int64, error) { return strconv.ParseInt(v, 10, 64) }, "a 64-bit integer")
 }
 
 // Float64 returns name parsed by strconv.ParseFloat, or def when it is unset.
 // It does not check the range.
 func (p *Parser) Float64(name string, def float64) float64 {
-	v := p.String(name, "")
-	if v == "" {
-		return def
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil {
-		p.Fail(name, fmt.Sprintf("%q is not a number", v))
-		return def
-	}
-	return f
+	return parse(p, name, def, func(v string) (float64, error) { return strconv.ParseFloat(v, 64) }, "a number")
 }
 
 // Bool returns name parsed by strconv.ParseBool (true, false, 1, 0, t, f,
 // TRUE, False, ...), or def when it is unset.
 func (p *Parser) Bool(name string, def bool) bool {
-	v := p.String(name, "")
-	if v == "" {
-		return def
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		p.Fail(name, fmt.Sprintf("%q is not a boolean (true/false)", v))
-		return def
-	}
-	return b
+	return parse(p, name, def, strconv.ParseBool, "a boolean (true/false)")
 }
 
 // Level returns name as a slog.Level (debug, info, warn, error in any case,
 // optionally with an offset such as warn+2), or def when it is unset.
 func (p *Parser) Level(name string, def slog.Level) slog.Level {
+	return parse(p, name, def, func(v string) (slog.Level, error) {
+		var l slog.Level
+		err := l.UnmarshalText([]byte(v))
+		return l, err
+	}, "a level (debug, info, warn, error)")
+}
+
+// parse returns name converted by conv, or def when it is unset. When conv
+// fails it records the problem "<name> <quoted value> is not <what>" and
+// returns def.
+func parse[T any](p *Parser, name string, def T, conv func(string) (T, error), what string) T {
 	v := p.String(name, "")
 	if v == "" {
 		return def
 	}
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(v)); err != nil {
-		p.Fail(name, fmt.Sprintf("%q is not a level (debug, info, warn, error)", v))
+	x, err := conv(v)
+	if err != nil {
+		p.Fail(name, fmt.Sprintf("%q is not %s", v, what))
 		return def
 	}
-	return l
+	return x
 }
