@@ -41,9 +41,18 @@ import (
 // one with New.
 type Parser struct {
 	getenv   func(string) string
-	problems []error
-	bad      []string
+	problems []Problem
 }
+
+// A Problem is what is wrong with one variable. Its Error reads
+// "<Name> <Msg>", as in Err.
+type Problem struct {
+	Name string // the variable, e.g. "PORT"
+	Msg  string // what is wrong with it, e.g. "must not be empty"
+}
+
+// Error returns "<Name> <Msg>", e.g. "PORT must not be empty".
+func (pr Problem) Error() string { return pr.Name + " " + pr.Msg }
 
 // New returns a Parser that reads variables through getenv (os.Getenv in
 // production, a map lookup in tests).
@@ -54,23 +63,33 @@ func New(getenv func(string) string) *Parser {
 // Fail records the problem "<name> <msg>", e.g. Fail("PORT", "must not be
 // empty"). Problems are reported in the order they were recorded.
 func (p *Parser) Fail(name, msg string) {
-	p.bad = append(p.bad, name)
-	p.problems = append(p.problems, fmt.Errorf("%s %s", name, msg))
+	p.problems = append(p.problems, Problem{Name: name, Msg: msg})
 }
 
 // Failed reports whether a problem has been recorded for name, so that a
 // check between variables can skip one that is already reported.
-func (p *Parser) Failed(name string) bool { return slices.Contains(p.bad, name) }
+func (p *Parser) Failed(name string) bool {
+	return slices.ContainsFunc(p.problems, func(pr Problem) bool { return pr.Name == name })
+}
+
+// Problems returns a copy of the problems recorded so far, in the order they
+// were recorded, or nil when there are none: for a service that reports them
+// in a form of its own instead of through Err.
+func (p *Parser) Problems() []Problem { return slices.Clone(p.problems) }
 
 // Err returns nil when no problem was recorded, else one error that reads
 // "configuration: " followed by every problem, one per line, in the order
 // they were recorded. errors.Join is used, so each problem is also reachable
-// through the error's Unwrap() []error.
+// through the error's Unwrap() []error, as a Problem.
 func (p *Parser) Err() error {
 	if len(p.problems) == 0 {
 		return nil
 	}
-	return fmt.Errorf("configuration: %w", errors.Join(p.problems...))
+	errs := make([]error, len(p.problems))
+	for i, pr := range p.problems {
+		errs[i] = pr
+	}
+	return fmt.Errorf("configuration: %w", errors.Join(errs...))
 }
 
 // String returns the value of name with surrounding white space trimmed, or
@@ -86,12 +105,12 @@ func (p *Parser) String(name, def string) string {
 // unset. It does not check the sign: a service that needs a positive
 // duration checks it itself.
 func (p *Parser) Duration(name string, def time.Duration) time.Duration {
-	return parse(p, name, def, time.ParseDuration, "a duration like 500ms or 15s")
+	return Parse(p, name, def, time.ParseDuration, "a duration like 500ms or 15s")
 }
 
 // Positive returns name as an int of at least 1, or def when it is unset.
 func (p *Parser) Positive(name string, def int) int {
-	return parse(p, name, def, func(v string) (int, error) {
+	return Parse(p, name, def, func(v string) (int, error) {
 		n, err := strconv.Atoi(v)
 		if err == nil && n < 1 {
 			err = errors.New("not positive")
@@ -102,35 +121,42 @@ func (p *Parser) Positive(name string, def int) int {
 
 // Int64 returns name as a base-10 int64, or def when it is unset.
 func (p *Parser) Int64(name string, def int64) int64 {
-	return parse(p, name, def, func(v string) (int64, error) { return strconv.ParseInt(v, 10, 64) }, "a 64-bit integer")
+	return Parse(p, name, def, func(v string) (int64, error) { return strconv.ParseInt(v, 10, 64) }, "a 64-bit integer")
 }
 
 // Float64 returns name parsed by strconv.ParseFloat, or def when it is unset.
 // It does not check the range.
 func (p *Parser) Float64(name string, def float64) float64 {
-	return parse(p, name, def, func(v string) (float64, error) { return strconv.ParseFloat(v, 64) }, "a number")
+	return Parse(p, name, def, func(v string) (float64, error) { return strconv.ParseFloat(v, 64) }, "a number")
 }
 
 // Bool returns name parsed by strconv.ParseBool (true, false, 1, 0, t, f,
 // TRUE, False, ...), or def when it is unset.
 func (p *Parser) Bool(name string, def bool) bool {
-	return parse(p, name, def, strconv.ParseBool, "a boolean (true/false)")
+	return Parse(p, name, def, strconv.ParseBool, "a boolean (true/false)")
 }
 
 // Level returns name as a slog.Level (debug, info, warn, error in any case,
 // optionally with an offset such as warn+2), or def when it is unset.
 func (p *Parser) Level(name string, def slog.Level) slog.Level {
-	return parse(p, name, def, func(v string) (slog.Level, error) {
+	return Parse(p, name, def, func(v string) (slog.Level, error) {
 		var l slog.Level
 		err := l.UnmarshalText([]byte(v))
 		return l, err
 	}, "a level (debug, info, warn, error)")
 }
 
-// parse returns name converted by conv, or def when it is unset. When conv
-// fails it records the problem "<name> <quoted value> is not <what>" and
-// returns def.
-func parse[T any](p *Parser, name string, def T, conv func(string) (T, error), what string) T {
+// Parse returns name converted by conv, or def when it is unset, empty or
+// only white space; conv gets the value with surrounding white space
+// trimmed. When conv fails, Parse records the problem
+// "<name> <quoted value> is not <what>", e.g. `PORT "x" is not a port
+// number`, and returns def.
+//
+// The typed methods of Parser are Parse with a conversion and a wording of
+// their own. Use Parse for a type they do not read, or to word differently
+// what a value should be. The value is quoted in the problem, so do not
+// Parse a variable that may hold a secret.
+func Parse[T any](p *Parser, name string, def T, conv func(string) (T, error), what string) T {
 	v := p.String(name, "")
 	if v == "" {
 		return def

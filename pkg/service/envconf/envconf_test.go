@@ -3,6 +3,7 @@ package envconf_test
 import (
 	"errors"
 	"log/slog"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -116,7 +117,13 @@ func TestParserReportsEveryProblem(t *testing.T) {
 	}
 	var joined interface{ Unwrap() []error }
 	if !errors.As(err, &joined) || len(joined.Unwrap()) != 6 {
-		t.Errorf("Err() does not unwrap to the 6 problems: %#v", err)
+		t.Fatalf("Err() does not unwrap to the 6 problems: %#v", err)
+	}
+	problems := p.Problems()
+	for i, e := range joined.Unwrap() {
+		if pr, ok := e.(envconf.Problem); !ok || pr != problems[i] {
+			t.Errorf("Err() problem %d = %#v, want Problems()[%d] = %#v", i, e, i, problems[i])
+		}
 	}
 	for _, name := range []string{"DURATION", "POSITIVE", "INT64", "FLOAT64", "BOOL", "LEVEL"} {
 		if !p.Failed(name) {
@@ -140,7 +147,74 @@ func TestParserFail(t *testing.T) {
 		t.Errorf("Failed(PORT), Failed(URL) = %v, %v; want true, true", p.Failed("PORT"), p.Failed("URL"))
 	}
 	want := "configuration: PORT must not be empty\nURL is required"
-	if err := p.Err(); err == nil || err.Error() != want {
+	err := p.Err()
+	if err == nil || err.Error() != want {
 		t.Errorf("Err() = %v, want %q", err, want)
+	}
+	var first envconf.Problem
+	if !errors.As(err, &first) || first != (envconf.Problem{Name: "PORT", Msg: "must not be empty"}) {
+		t.Errorf("errors.As(Err(), *Problem) = %v, %+v; want true and the PORT problem", errors.As(err, &first), first)
+	}
+}
+
+func TestParserProblems(t *testing.T) {
+	t.Parallel()
+	p := envconf.New(envOf(map[string]string{"WORKERS": "none"}))
+	if got := p.Problems(); got != nil {
+		t.Fatalf("new Parser: Problems() = %v, want nil", got)
+	}
+	p.Positive("WORKERS", 8)
+	p.Fail("PORT", "must not be empty")
+	got := p.Problems()
+	want := []envconf.Problem{
+		{Name: "WORKERS", Msg: `"none" is not a positive integer`},
+		{Name: "PORT", Msg: "must not be empty"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Problems() (-want +got):\n%s", diff)
+	}
+	got[0].Msg = "changed"
+	if diff := cmp.Diff(want, p.Problems()); diff != "" {
+		t.Errorf("Problems() after changing its result (-want +got):\n%s", diff)
+	}
+}
+
+// port is a type of the caller's own, read through Parse.
+type port uint16
+
+func parsePort(v string) (port, error) {
+	n, err := strconv.ParseUint(v, 10, 16)
+	return port(n), err
+}
+
+func TestParse(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		env     map[string]string
+		want    port
+		problem []envconf.Problem
+	}{
+		{name: "unset takes the default", env: nil, want: 8080},
+		{name: "blank takes the default", env: map[string]string{"PORT": " \t"}, want: 8080},
+		{name: "trimmed value", env: map[string]string{"PORT": " 443 "}, want: 443},
+		{
+			name:    "bad value keeps the default, in the caller's words",
+			env:     map[string]string{"PORT": " 65536 "},
+			want:    8080,
+			problem: []envconf.Problem{{Name: "PORT", Msg: `"65536" is not a port number (0-65535)`}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := envconf.New(envOf(tt.env))
+			if got := envconf.Parse(p, "PORT", 8080, parsePort, "a port number (0-65535)"); got != tt.want {
+				t.Errorf("Parse() = %d, want %d", got, tt.want)
+			}
+			if diff := cmp.Diff(tt.problem, p.Problems()); diff != "" {
+				t.Errorf("Problems() (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
