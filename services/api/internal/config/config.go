@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncepay/oncepay/pkg/idem/naive"
+	"github.com/oncepay/oncepay/pkg/service/envconf"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/redis/go-redis/v9"
 )
@@ -69,84 +70,84 @@ type Migrate struct {
 // default of API_INSTANCE. The error, if any, is an *Error listing every
 // problem found.
 func LoadServe(getenv func(string) string, hostname string) (Serve, error) {
-	r := reader{getenv: getenv}
+	p := envconf.New(getenv)
 	c := Serve{
-		ListenAddr:     r.str("API_LISTEN_ADDR", "127.0.0.1:8080"),
-		RedisURL:       r.required("REDIS_URL"),
-		DatabaseURL:    r.required("DATABASE_URL"),
-		AMQPURL:        r.required("AMQP_URL"),
-		IdemLease:      r.duration("IDEM_LEASE", 10*time.Second),
-		IdemRetention:  r.duration("IDEM_RETENTION", 24*time.Hour),
-		IdemTimeout:    r.duration("IDEM_TIMEOUT", 500*time.Millisecond),
-		IdemEndRetry:   r.durationMin("IDEM_END_RETRY", 10*time.Second, 0),
-		AMQPExchange:   r.str("AMQP_EXCHANGE", "payments"),
-		RelayInterval:  r.duration("OUTBOX_RELAY_INTERVAL", time.Second),
-		RelayAge:       r.durationMin("OUTBOX_RELAY_AGE", 3*time.Second, 0),
-		SweepInterval:  r.durationMin("OUTBOX_SWEEP_INTERVAL", 10*time.Second, 0),
-		SweepAge:       r.duration("OUTBOX_SWEEP_AGE", time.Minute),
-		SweepLimit:     r.positive("OUTBOX_SWEEP_LIMIT", 3),
-		ShutdownGrace:  r.duration("SHUTDOWN_GRACE", 15*time.Second),
-		ShutdownDelay:  r.durationMin("SHUTDOWN_DELAY", 0, 0),
-		MigrateOnStart: r.boolean("API_MIGRATE_ON_START", false),
-		Instance:       r.instance(hostname),
-		LogLevel:       r.level(),
-		PprofAddr:      r.str("API_PPROF_ADDR", ""),
+		ListenAddr:     p.String("API_LISTEN_ADDR", "127.0.0.1:8080"),
+		RedisURL:       required(p, "REDIS_URL"),
+		DatabaseURL:    required(p, "DATABASE_URL"),
+		AMQPURL:        required(p, "AMQP_URL"),
+		IdemLease:      duration(p, "IDEM_LEASE", 10*time.Second),
+		IdemRetention:  duration(p, "IDEM_RETENTION", 24*time.Hour),
+		IdemTimeout:    duration(p, "IDEM_TIMEOUT", 500*time.Millisecond),
+		IdemEndRetry:   durationMin(p, "IDEM_END_RETRY", 10*time.Second, 0),
+		AMQPExchange:   p.String("AMQP_EXCHANGE", "payments"),
+		RelayInterval:  duration(p, "OUTBOX_RELAY_INTERVAL", time.Second),
+		RelayAge:       durationMin(p, "OUTBOX_RELAY_AGE", 3*time.Second, 0),
+		SweepInterval:  durationMin(p, "OUTBOX_SWEEP_INTERVAL", 10*time.Second, 0),
+		SweepAge:       duration(p, "OUTBOX_SWEEP_AGE", time.Minute),
+		SweepLimit:     p.Positive("OUTBOX_SWEEP_LIMIT", 3),
+		ShutdownGrace:  duration(p, "SHUTDOWN_GRACE", 15*time.Second),
+		ShutdownDelay:  durationMin(p, "SHUTDOWN_DELAY", 0, 0),
+		MigrateOnStart: boolean(p, "API_MIGRATE_ON_START", false),
+		Instance:       instance(p, hostname),
+		LogLevel:       level(p),
+		PprofAddr:      p.String("API_PPROF_ADDR", ""),
 	}
-	c.Merchants = r.merchants("API_MERCHANT_KEYS")
+	c.Merchants = merchants(p, "API_MERCHANT_KEYS")
 	if c.PprofAddr != "" {
 		if _, _, err := net.SplitHostPort(c.PprofAddr); err != nil {
-			r.problem("API_PPROF_ADDR", "%q is not host:port: %v", c.PprofAddr, err)
+			p.Fail("API_PPROF_ADDR", fmt.Sprintf("%q is not host:port: %v", c.PprofAddr, err))
 		}
 	}
-	strategy, err := naive.ParseStrategy(r.lookup("IDEM_STRATEGY"))
+	strategy, err := naive.ParseStrategy(p.String("IDEM_STRATEGY", ""))
 	if err != nil {
-		r.problem("IDEM_STRATEGY", "%v", err)
+		p.Fail("IDEM_STRATEGY", err.Error())
 	}
 	c.IdemStrategy = strategy
 
 	if _, _, err := net.SplitHostPort(c.ListenAddr); err != nil {
-		r.problem("API_LISTEN_ADDR", "%q is not host:port: %v", c.ListenAddr, err)
+		p.Fail("API_LISTEN_ADDR", fmt.Sprintf("%q is not host:port: %v", c.ListenAddr, err))
 	}
 	if c.RedisURL != "" {
 		if _, err := redis.ParseURL(c.RedisURL); err != nil {
-			r.problem("REDIS_URL", "%v", err)
+			p.Fail("REDIS_URL", err.Error())
 		}
 	}
-	r.checkDatabaseURL(c.DatabaseURL)
+	checkDatabaseURL(p, c.DatabaseURL)
 	if c.AMQPURL != "" {
 		if _, err := amqp.ParseURI(c.AMQPURL); err != nil {
-			r.problem("AMQP_URL", "%v", err)
+			p.Fail("AMQP_URL", err.Error())
 		}
 	}
 	switch {
 	case c.AMQPExchange == "" || len(c.AMQPExchange) > 255:
-		r.problem("AMQP_EXCHANGE", "must be 1-255 characters")
+		p.Fail("AMQP_EXCHANGE", "must be 1-255 characters")
 	case strings.HasPrefix(c.AMQPExchange, "amq."):
-		r.problem("AMQP_EXCHANGE", "%q: the amq. prefix is reserved by RabbitMQ", c.AMQPExchange)
+		p.Fail("AMQP_EXCHANGE", fmt.Sprintf("%q: the amq. prefix is reserved by RabbitMQ", c.AMQPExchange))
 	}
 	if c.IdemTimeout > 0 && c.IdemLease > 0 && c.IdemTimeout >= c.IdemLease {
-		r.problem("IDEM_TIMEOUT", "%s must be shorter than IDEM_LEASE (%s)", c.IdemTimeout, c.IdemLease)
+		p.Fail("IDEM_TIMEOUT", fmt.Sprintf("%s must be shorter than IDEM_LEASE (%s)", c.IdemTimeout, c.IdemLease))
 	}
 	if c.IdemRetention > 0 && c.IdemLease > 0 && c.IdemRetention < c.IdemLease {
-		r.problem("IDEM_RETENTION", "%s must be at least IDEM_LEASE (%s)", c.IdemRetention, c.IdemLease)
+		p.Fail("IDEM_RETENTION", fmt.Sprintf("%s must be at least IDEM_LEASE (%s)", c.IdemRetention, c.IdemLease))
 	}
 	if c.ShutdownGrace > 0 && c.ShutdownDelay >= c.ShutdownGrace {
-		r.problem("SHUTDOWN_DELAY", "%s must be shorter than SHUTDOWN_GRACE (%s)", c.ShutdownDelay, c.ShutdownGrace)
+		p.Fail("SHUTDOWN_DELAY", fmt.Sprintf("%s must be shorter than SHUTDOWN_GRACE (%s)", c.ShutdownDelay, c.ShutdownGrace))
 	}
-	return c, r.err()
+	return c, errorOf(p)
 }
 
 // LoadMigrate reads the migrate configuration: DATABASE_URL, API_INSTANCE
 // and LOG_LEVEL. The error, if any, is an *Error.
 func LoadMigrate(getenv func(string) string, hostname string) (Migrate, error) {
-	r := reader{getenv: getenv}
+	p := envconf.New(getenv)
 	c := Migrate{
-		DatabaseURL: r.required("DATABASE_URL"),
-		Instance:    r.instance(hostname),
-		LogLevel:    r.level(),
+		DatabaseURL: required(p, "DATABASE_URL"),
+		Instance:    instance(p, hostname),
+		LogLevel:    level(p),
 	}
-	r.checkDatabaseURL(c.DatabaseURL)
-	return c, r.err()
+	checkDatabaseURL(p, c.DatabaseURL)
+	return c, errorOf(p)
 }
 
 // LogValue describes the configuration for a log line, without secrets:
@@ -187,12 +188,12 @@ func redact(raw string) string {
 	return u.Redacted()
 }
 
-func (r *reader) checkDatabaseURL(v string) {
+func checkDatabaseURL(p *envconf.Parser, v string) {
 	if v == "" {
 		return
 	}
 	if _, err := pgxpool.ParseConfig(v); err != nil {
-		r.problem("DATABASE_URL", "%v", err)
+		p.Fail("DATABASE_URL", err.Error())
 	}
 }
 

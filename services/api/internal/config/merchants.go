@@ -1,7 +1,10 @@
 package config
 
 import (
+	"fmt"
 	"strings"
+
+	"github.com/oncepay/oncepay/pkg/service/envconf"
 )
 
 // MinKeyLen is the shortest API key accepted, in bytes.
@@ -11,10 +14,10 @@ const MinKeyLen = 16
 // are 1-64 characters of [A-Za-z0-9_-]; keys are at least MinKeyLen visible
 // ASCII characters other than ','. No merchant may appear twice and no key
 // may be shared. Problems name the entry and the merchant, never the key.
-func (r *reader) merchants(name string) map[string]string {
-	raw := r.lookup(name)
+func merchants(p *envconf.Parser, name string) map[string]string {
+	raw := p.String(name, "")
 	if raw == "" {
-		r.problem(name, "required, not set (merchant_id=api_key,merchant_id=api_key)")
+		p.Fail(name, "required, not set (merchant_id=api_key,merchant_id=api_key)")
 		return nil
 	}
 	out := make(map[string]string)
@@ -25,27 +28,27 @@ func (r *reader) merchants(name string) map[string]string {
 		id, key = strings.TrimSpace(id), strings.TrimSpace(key)
 		switch {
 		case entry == "":
-			r.problem(name, "entry %d is empty", i+1)
+			p.Fail(name, fmt.Sprintf("entry %d is empty", i+1))
 			continue
 		case !ok:
-			r.problem(name, "entry %d has no '=' (want merchant_id=api_key)", i+1)
+			p.Fail(name, fmt.Sprintf("entry %d has no '=' (want merchant_id=api_key)", i+1))
 			continue
 		case !validMerchantID(id):
-			r.problem(name, "entry %d: merchant id %q must be 1-64 characters of [A-Za-z0-9_-]", i+1, id)
+			p.Fail(name, fmt.Sprintf("entry %d: merchant id %q must be 1-64 characters of [A-Za-z0-9_-]", i+1, id))
 			continue
 		case len(key) < MinKeyLen:
-			r.problem(name, "entry %d: the key of merchant %q is shorter than %d characters", i+1, id, MinKeyLen)
+			p.Fail(name, fmt.Sprintf("entry %d: the key of merchant %q is shorter than %d characters", i+1, id, MinKeyLen))
 			continue
 		case strings.ContainsFunc(key, func(c rune) bool { return c <= ' ' || c > '~' }):
-			r.problem(name, "entry %d: the key of merchant %q has a character that is not visible ASCII", i+1, id)
+			p.Fail(name, fmt.Sprintf("entry %d: the key of merchant %q has a character that is not visible ASCII", i+1, id))
 			continue
 		}
 		if _, dup := out[id]; dup {
-			r.problem(name, "merchant %q appears more than once", id)
+			p.Fail(name, fmt.Sprintf("merchant %q appears more than once", id))
 			continue
 		}
 		if other, dup := owner[key]; dup {
-			r.problem(name, "merchants %q and %q share one key", other, id)
+			p.Fail(name, fmt.Sprintf("merchants %q and %q share one key", other, id))
 			continue
 		}
 		out[id] = key

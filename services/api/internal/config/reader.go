@@ -6,114 +6,71 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/oncepay/oncepay/pkg/service/envconf"
 )
 
-// reader reads variables and collects the problems it finds, so that one
-// pass reports all of them.
-type reader struct {
-	getenv   func(string) string
-	problems []string
-}
+// The api reads its variables through an *envconf.Parser; these helpers add
+// what it reads in its own way: required values, durations with a lower
+// bound, and its wording of what a value should be.
 
-func (r *reader) problem(name, format string, args ...any) {
-	r.problems = append(r.problems, name+": "+fmt.Sprintf(format, args...))
-}
-
-func (r *reader) err() error {
-	if len(r.problems) == 0 {
+// errorOf returns nil when p recorded no problem, else an *Error listing
+// every problem as "NAME: what is wrong".
+func errorOf(p *envconf.Parser) error {
+	problems := p.Problems()
+	if len(problems) == 0 {
 		return nil
 	}
-	return &Error{Problems: r.problems}
-}
-
-// lookup returns the trimmed value of name; empty means unset.
-func (r *reader) lookup(name string) string { return strings.TrimSpace(r.getenv(name)) }
-
-func (r *reader) str(name, def string) string {
-	if v := r.lookup(name); v != "" {
-		return v
+	e := &Error{Problems: make([]string, len(problems))}
+	for i, pr := range problems {
+		e.Problems[i] = pr.Name + ": " + pr.Msg
 	}
-	return def
+	return e
 }
 
-func (r *reader) required(name string) string {
-	v := r.lookup(name)
+func required(p *envconf.Parser, name string) string {
+	v := p.String(name, "")
 	if v == "" {
-		r.problem(name, "required, not set")
+		p.Fail(name, "required, not set")
 	}
 	return v
 }
 
 // duration reads a positive Go duration ("500ms", "10s", "24h").
-func (r *reader) duration(name string, def time.Duration) time.Duration {
-	return r.durationMin(name, def, time.Nanosecond)
+func duration(p *envconf.Parser, name string, def time.Duration) time.Duration {
+	return durationMin(p, name, def, time.Nanosecond)
 }
 
 // durationMin reads a Go duration of at least lowest.
-func (r *reader) durationMin(name string, def, lowest time.Duration) time.Duration {
-	v := r.lookup(name)
-	if v == "" {
-		return def
-	}
-	d, err := time.ParseDuration(v)
+func durationMin(p *envconf.Parser, name string, def, lowest time.Duration) time.Duration {
+	d := envconf.Parse(p, name, def, time.ParseDuration, "a duration such as 500ms, 10s or 24h")
 	switch {
-	case err != nil:
-		r.problem(name, "%q is not a duration such as 500ms, 10s or 24h", v)
-		return def
-	case d < lowest && lowest > 0:
-		r.problem(name, "%s must be positive", d)
-		return def
-	case d < lowest:
-		r.problem(name, "%s must not be negative", d)
-		return def
+	case d >= lowest:
+		return d
+	case lowest > 0:
+		p.Fail(name, fmt.Sprintf("%s must be positive", d))
+	default:
+		p.Fail(name, fmt.Sprintf("%s must not be negative", d))
 	}
-	return d
+	return def
 }
 
-// positive reads an integer of at least 1.
-func (r *reader) positive(name string, def int) int {
-	v := r.lookup(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		r.problem(name, "%q is not a positive integer", v)
-		return def
-	}
-	return n
+func boolean(p *envconf.Parser, name string, def bool) bool {
+	return envconf.Parse(p, name, def, strconv.ParseBool, "a boolean (true or false)")
 }
 
-func (r *reader) boolean(name string, def bool) bool {
-	v := r.lookup(name)
-	if v == "" {
-		return def
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		r.problem(name, "%q is not a boolean (true or false)", v)
-		return def
-	}
-	return b
+func level(p *envconf.Parser) slog.Level {
+	return envconf.Parse(p, "LOG_LEVEL", slog.LevelInfo, func(v string) (slog.Level, error) {
+		var l slog.Level
+		err := l.UnmarshalText([]byte(v))
+		return l, err
+	}, "one of debug, info, warn, error")
 }
 
-func (r *reader) level() slog.Level {
-	var l slog.Level
-	v := r.lookup("LOG_LEVEL")
-	if v == "" {
-		return slog.LevelInfo
-	}
-	if err := l.UnmarshalText([]byte(v)); err != nil {
-		r.problem("LOG_LEVEL", "%q is not one of debug, info, warn, error", v)
-		return slog.LevelInfo
-	}
-	return l
-}
-
-func (r *reader) instance(hostname string) string {
-	v := r.str("API_INSTANCE", hostname)
+func instance(p *envconf.Parser, hostname string) string {
+	v := p.String("API_INSTANCE", hostname)
 	if v == "" || len(v) > 64 || strings.ContainsFunc(v, func(c rune) bool { return c <= ' ' || c > '~' }) {
-		r.problem("API_INSTANCE", "%q must be 1-64 visible ASCII characters (default: the host name)", v)
+		p.Fail("API_INSTANCE", fmt.Sprintf("%q must be 1-64 visible ASCII characters (default: the host name)", v))
 	}
 	return v
 }
