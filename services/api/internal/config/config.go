@@ -6,6 +6,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -108,17 +109,9 @@ func LoadServe(getenv func(string) string, hostname string) (Serve, error) {
 	if _, _, err := net.SplitHostPort(c.ListenAddr); err != nil {
 		p.Fail("API_LISTEN_ADDR", fmt.Sprintf("%q is not host:port: %v", c.ListenAddr, err))
 	}
-	if c.RedisURL != "" {
-		if _, err := redis.ParseURL(c.RedisURL); err != nil {
-			p.Fail("REDIS_URL", err.Error())
-		}
-	}
-	checkDatabaseURL(p, c.DatabaseURL)
-	if c.AMQPURL != "" {
-		if _, err := amqp.ParseURI(c.AMQPURL); err != nil {
-			p.Fail("AMQP_URL", err.Error())
-		}
-	}
+	checkURL(p, "REDIS_URL", c.RedisURL, func(s string) error { _, err := redis.ParseURL(s); return err })
+	checkURL(p, "DATABASE_URL", c.DatabaseURL, parseDatabaseURL)
+	checkURL(p, "AMQP_URL", c.AMQPURL, func(s string) error { _, err := amqp.ParseURI(s); return err })
 	switch {
 	case c.AMQPExchange == "" || len(c.AMQPExchange) > 255:
 		p.Fail("AMQP_EXCHANGE", "must be 1-255 characters")
@@ -146,7 +139,7 @@ func LoadMigrate(getenv func(string) string, hostname string) (Migrate, error) {
 		Instance:    instance(p, hostname),
 		LogLevel:    level(p),
 	}
-	checkDatabaseURL(p, c.DatabaseURL)
+	checkURL(p, "DATABASE_URL", c.DatabaseURL, parseDatabaseURL)
 	return c, errorOf(p)
 }
 
@@ -188,13 +181,27 @@ func redact(raw string) string {
 	return u.Redacted()
 }
 
-func checkDatabaseURL(p *envconf.Parser, v string) {
+// checkURL records the problem of name when parse rejects v; an empty v is
+// left to required. The problem is parse's error, which says what is wrong
+// (pgx redacts the password in its own), except an error of net/url: that
+// quotes the whole URL, password included, so it is not shown.
+func checkURL(p *envconf.Parser, name, v string, parse func(string) error) {
 	if v == "" {
 		return
 	}
-	if _, err := pgxpool.ParseConfig(v); err != nil {
-		p.Fail("DATABASE_URL", err.Error())
+	var uerr *url.Error
+	switch err := parse(v); {
+	case err == nil:
+	case errors.As(err, &uerr):
+		p.Fail(name, "not a valid URL (the parse error is not shown: it quotes the password)")
+	default:
+		p.Fail(name, err.Error())
 	}
+}
+
+func parseDatabaseURL(s string) error {
+	_, err := pgxpool.ParseConfig(s)
+	return err
 }
 
 // Error lists every configuration problem found.

@@ -189,6 +189,33 @@ func TestProblemsNeverShowKeys(t *testing.T) {
 	}
 }
 
+// TestProblemsNeverShowURLPasswords: a URL that does not parse must not
+// leak its password (or a piece of it) into the error.
+func TestProblemsNeverShowURLPasswords(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, value string }{
+		{"REDIS_URL", "redis://user:s3cr%zzet@127.0.0.1:6379/0"},
+		{"REDIS_URL", "redis://user:s3cr/et@127.0.0.1:6379/0"},
+		{"REDIS_URL", "redis://user:s3cr\tet@127.0.0.1:6379/0"},
+		{"AMQP_URL", "amqp://user:s3cr%zzet@127.0.0.1:5672/"},
+		{"AMQP_URL", "amqp://user:s3cr/et@127.0.0.1:5672/"},
+		{"DATABASE_URL", "postgres://user:s3cr%zzet@127.0.0.1:5432/db"},
+		{"DATABASE_URL", "postgres://user:s3cr/et@127.0.0.1:5432/db"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+" "+tt.value, func(t *testing.T) {
+			t.Parallel()
+			_, err := config.LoadServe(env(map[string]string{tt.name: tt.value}), "h")
+			if err == nil || !strings.Contains(err.Error(), tt.name) {
+				t.Fatalf("LoadServe() = %v, want a problem naming %s", err, tt.name)
+			}
+			if strings.Contains(err.Error(), "s3cr") {
+				t.Errorf("error %q shows the password", err)
+			}
+		})
+	}
+}
+
 func TestLoadMigrateNeedsOnlyTheDatabase(t *testing.T) {
 	t.Parallel()
 	getenv := func(k string) string {
