@@ -190,10 +190,14 @@ func saveTiles(path string, w, h vg.Length, plots ...*plot.Plot) error {
 
 func e2ePlot(r *results.Results, path string) error {
 	e := r.E2E
-	var on, off, replay, chOn, chOff []float64
+	var on, off, replay, chOn, chOff, apiOn, apiOff, wOn, wOff []float64
 	for _, s := range e.Saturation {
 		on, off, replay = append(on, s.On.Accepted), append(off, s.Off.Accepted), append(replay, s.Replay.Replayed)
 		chOn, chOff = append(chOn, s.On.Charged), append(chOff, s.Off.Charged)
+		if s.OnAlone != nil && s.OffAlone != nil {
+			apiOn, apiOff = append(apiOn, s.OnAlone.API.Accepted), append(apiOff, s.OffAlone.API.Accepted)
+			wOn, wOff = append(wOn, s.OnAlone.Drain.Charged), append(wOff, s.OffAlone.Drain.Charged)
+		}
 	}
 	type bar struct {
 		name string
@@ -213,6 +217,11 @@ func e2ePlot(r *results.Results, path string) error {
 		bar{"accepted\nboundary on", results.Median(on)}, bar{"accepted\nboundary off", results.Median(off)},
 		bar{"charged\nboundary on", results.Median(chOn)}, bar{"charged\nboundary off", results.Median(chOff)},
 		bar{"replays\nboundary on", results.Median(replay)})
+	if len(apiOn) > 0 {
+		bars = append(bars,
+			bar{"api alone\nboundary on", results.Median(apiOn)}, bar{"api alone\nboundary off", results.Median(apiOff)},
+			bar{"workers alone\nboundary on", results.Median(wOn)}, bar{"workers alone\nboundary off", results.Median(wOff)})
+	}
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("End to end on %d cores: payments (or replays) per second, medians", r.Machine.Cores)
 	p.Y.Label.Text = "per second"
@@ -237,7 +246,7 @@ func e2ePlot(r *results.Results, path string) error {
 	p.NominalX(names...)
 	p.Y.Min = 0
 	p.Y.Max = slices.Max([]float64(vals)) * 1.12
-	return p.Save(11*vg.Inch, 5*vg.Inch, path)
+	return p.Save(vg.Length(len(bars))*vg.Inch+vg.Inch, 5*vg.Inch, path)
 }
 
 func xysOf(v plotter.Values) plotter.XYs {

@@ -230,6 +230,37 @@ func e2e(w io.Writer, r *results.Results) {
 			phaseRow(w, fmt.Sprintf("%d", i+1), "boundary on, replays", s.Replay)
 		}
 	}
+	if len(e.Saturation) > 0 && e.Saturation[0].OnAlone != nil {
+		fmt.Fprintln(w, "\n### One stage at a time, side by side")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "The api at saturation with its variant's workers stopped (k6 closed model), then those workers alone charging the backlog it left, no request arriving. CPU per payment: every oncepay process, server and k6, other people's work left out.")
+		fmt.Fprintln(w)
+		fmt.Fprint(w, "| round | stage | payments /s | p50 ms | backlog | seconds | CPU ms per payment | machine busy |")
+		for _, g := range e2eGroups {
+			fmt.Fprintf(w, " %s |", g)
+		}
+		fmt.Fprint(w, "\n|---|---|---:|---:|---:|---:|---:|---:|")
+		for range e2eGroups {
+			fmt.Fprint(w, "---:|")
+		}
+		fmt.Fprintln(w)
+		for i, s := range e.Saturation {
+			for _, a := range []struct {
+				name string
+				a    *results.Alone
+			}{{"boundary on", s.OnAlone}, {off, s.OffAlone}} {
+				if a.a == nil {
+					continue
+				}
+				p, d := a.a.API, a.a.Drain
+				fmt.Fprintf(w, "| %d | api alone, %s | %.0f | %.2f | | | %.2f | %.2f |", i+1, a.name, p.Accepted, p.P50MS, p.CPUPerRequest(), p.CPU.MachineBusy)
+				cpuCells(w, p.CPU)
+				fmt.Fprintf(w, "\n| %d | workers alone, %s | %.0f | | %d | %.1f | %.2f | %.2f |", i+1, a.name, d.Charged, d.Backlog, d.Seconds, d.CPUPerPayment(), d.CPU.MachineBusy)
+				cpuCells(w, d.CPU)
+				fmt.Fprintln(w)
+			}
+		}
+	}
 	if len(e.Latency) > 0 {
 		fmt.Fprintf(w, "\n### Latency at %d requests/s, side by side (k6 open model)\n\n", r.Settings.LatencyRate)
 		phaseHeader(w)

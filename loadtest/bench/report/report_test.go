@@ -25,8 +25,10 @@ func TestWriteRendersTablesAndPlots(t *testing.T) {
 		Ceilings: &results.Ceilings{RedisBegin: []float64{4e4}, RedisComplete: []float64{6e4}, PGInsert: []float64{8e3}, PGUpdate: []float64{1e4}},
 		Coloc:    &results.Colocated{Runs: []results.ColocRun{{Ceiling: 750, Knee: 1000, Steps: []results.ColocStep{step(500), step(750)}}}},
 		E2E: &results.E2E{OffHonoured: true,
-			Saturation: []results.SatRound{{On: results.Phase{Accepted: 300}, Off: results.Phase{Accepted: 330}, Replay: results.Phase{Replayed: 3000}}},
-			Sustained:  []results.Sustained{{Rate: 450, Pending: []float64{1, 2, 3}, SampleEvery: 1}},
+			Saturation: []results.SatRound{{On: results.Phase{Accepted: 300}, Off: results.Phase{Accepted: 330}, Replay: results.Phase{Replayed: 3000},
+				OnAlone:  &results.Alone{API: results.Phase{Accepted: 450}, Drain: results.Drain{Backlog: 5400, Charged: 380}},
+				OffAlone: &results.Alone{API: results.Phase{Accepted: 500}, Drain: results.Drain{Backlog: 6000, Charged: 400}}}},
+			Sustained: []results.Sustained{{Rate: 450, Pending: []float64{1, 2, 3}, SampleEvery: 1}},
 		},
 	}
 	dir := t.TempDir()
@@ -37,7 +39,8 @@ func TestWriteRendersTablesAndPlots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## Targets", "Colocated ceiling: median 750", "| 0.91x (300 vs 330 payments/s) |", "EVALSHA begin.lua"} {
+	for _, want := range []string{"## Targets", "Colocated ceiling: median 750", "| 0.91x (300 vs 330 payments/s accepted) |", "| 0.90x (450 vs 500 payments/s accepted) |",
+		"| 0.95x (380 vs 400 payments/s charged) |", "| 1 | workers alone, boundary off | 400 | | 6000 |", "EVALSHA begin.lua"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)
 		}

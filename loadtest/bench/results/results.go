@@ -236,9 +236,58 @@ type Phase struct {
 
 // SatRound is one side-by-side round at saturation.
 type SatRound struct {
-	On     Phase `json:"on"`
-	Off    Phase `json:"off"`
+	On     Phase `json:"on"`  // the api at saturation while the workers charge
+	Off    Phase `json:"off"` // the same, boundary off
 	Replay Phase `json:"replay"`
+	// OnAlone and OffAlone are the same variants' stages measured one at a
+	// time (nil in runs from before they existed).
+	OnAlone  *Alone `json:"on_alone,omitempty"`
+	OffAlone *Alone `json:"off_alone,omitempty"`
+}
+
+// Alone is one variant's two stages measured one at a time, so that neither
+// takes cores from the other: the api at saturation with the variant's
+// workers stopped, then the workers alone charging the backlog that phase
+// left, with no requests arriving.
+type Alone struct {
+	API   Phase `json:"api"`
+	Drain Drain `json:"drain"`
+}
+
+// Drain is a variant's workers charging a backlog while nothing else runs.
+type Drain struct {
+	Backlog int `json:"backlog"` // payments pending when the workers started
+	// Charged is payments settled per second while the settled count went
+	// from 10% to 90% of the backlog: the workers' start and the last
+	// stragglers are left out.
+	Charged float64 `json:"charged_per_s"`
+	Seconds float64 `json:"seconds"` // from starting the workers until no payment was pending
+	// CPU is over CPUSpan seconds, from the workers answering /readyz until
+	// no payment was pending; Settled is what they settled in that span.
+	CPU     cpu.Usage `json:"cpu"`
+	CPUSpan float64   `json:"cpu_span_s"`
+	Settled int       `json:"settled"`
+}
+
+// CPUPerPayment is the CPU that oncepay's processes and servers used per
+// payment settled, in milliseconds (other people's work left out; 0 when
+// nothing was settled).
+func (d Drain) CPUPerPayment() float64 {
+	if d.Settled == 0 {
+		return 0
+	}
+	return (d.CPU.MachineBusy - d.CPU.Others) * d.CPUSpan * 1000 / float64(d.Settled)
+}
+
+// CPUPerRequest is the CPU that oncepay's processes, its servers and k6 used
+// per request answered in the phase, in milliseconds (other people's work
+// left out; 0 when no request was answered).
+func (p Phase) CPUPerRequest() float64 {
+	n := p.Accepted + p.Replayed
+	if n == 0 {
+		return 0
+	}
+	return (p.CPU.MachineBusy - p.CPU.Others) * 1000 / n
 }
 
 // LatRound is one side-by-side round at a fixed, unsaturated rate.

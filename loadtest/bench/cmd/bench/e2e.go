@@ -84,10 +84,23 @@ func (b *bench) e2e(ctx context.Context) error {
 			return err
 		}
 		round.Replay = p
-		e.Saturation = append(e.Saturation, round)
 		b.logf("  round %d: on %.0f/s (p50 %.1f ms), off %.0f/s (p50 %.1f ms), replay %.0f/s (p50 %.1f ms); charged on %.0f/s, off %.0f/s",
 			rep+1, round.On.Accepted, round.On.P50MS, round.Off.Accepted, round.Off.P50MS, round.Replay.Replayed, round.Replay.P50MS,
 			round.On.Charged, round.Off.Charged)
+		for _, v := range order {
+			a, err := b.alone(ctx, fmt.Sprintf("alone%d-%s", rep, v.Name), v, []*variant{on, off})
+			if err != nil {
+				return err
+			}
+			if v == on {
+				round.OnAlone = &a
+			} else {
+				round.OffAlone = &a
+			}
+		}
+		b.logf("  round %d, one stage at a time: api on %.0f/s, off %.0f/s; workers on %.0f/s, off %.0f/s",
+			rep+1, round.OnAlone.API.Accepted, round.OffAlone.API.Accepted, round.OnAlone.Drain.Charged, round.OffAlone.Drain.Charged)
+		e.Saturation = append(e.Saturation, round)
 	}
 
 	for rep := range b.cfg.Repeats {
@@ -247,7 +260,14 @@ func (b *bench) waitSettled(ctx context.Context, v *variant, want int, max time.
 func (b *bench) apiPhase(ctx context.Context, run string, v *variant, all []*variant, env map[string]string) (results.Phase, error) {
 	secs := b.cfg.Phase.Seconds()
 	env["TARGETS"], env["RUN"], env["DURATION"] = v.targets(), run, strconv.Itoa(int(secs))+"s"
-	settled0, err := b.settled(ctx, v)
+	charging := len(v.workerProcs) > 0 // alone: the variant's workers are stopped
+	settled := func() (int, error) {
+		if !charging {
+			return 0, nil
+		}
+		return b.settled(ctx, v)
+	}
+	settled0, err := settled()
 	if err != nil {
 		return results.Phase{}, err
 	}
@@ -263,7 +283,7 @@ func (b *bench) apiPhase(ctx context.Context, run string, v *variant, all []*var
 	if err != nil {
 		return results.Phase{}, err
 	}
-	settled1, err := b.settled(ctx, v)
+	settled1, err := settled()
 	if err != nil {
 		return results.Phase{}, err
 	}
@@ -276,8 +296,85 @@ func (b *bench) apiPhase(ctx context.Context, run string, v *variant, all []*var
 	if s.Failed > 0 {
 		b.note("%s: %d requests failed %v", run, s.Failed, s.FailedBy)
 	}
-	p.DrainedIn = b.drain(ctx, 2*time.Minute)
+	if charging {
+		p.DrainedIn = b.drain(ctx, 2*time.Minute)
+	}
 	return p, nil
+}
+
+// alone measures v's two stages one at a time, so that neither takes cores
+// from the other: the api at saturation with v's workers stopped, then v's
+// workers, started again, charging the backlog that phase left while no
+// request arrives.
+func (b *bench) alone(ctx context.Context, run string, v *variant, all []*variant) (results.Alone, error) {
+	b.stopWorkers(v)
+	api, err := b.apiPhase(ctx, run, v, all, map[string]string{
+		"MODE": "fresh", "LOAD": "vus", "VUS": strconv.Itoa(b.cfg.SatVUs)})
+	if err != nil {
+		return results.Alone{}, err
+	}
+	d, err := b.drainAlone(ctx, v, all)
+	b.logf("  %s: api %.0f/s (p50 %.1f ms, %.2f ms CPU per request); workers %.0f/s over a backlog of %d (%.2f ms CPU per payment)",
+		run, api.Accepted, api.P50MS, api.CPUPerRequest(), d.Charged, d.Backlog, d.CPUPerPayment())
+	return results.Alone{API: api, Drain: d}, err
+}
+
+// drainAlone starts v's workers on the backlog of payments pending and
+// measures how fast they settle it. The rate is taken between 10% and 90%
+// of the backlog settled, from the workers' own counters polled every 100
+// ms: the processes' start and the last stragglers are left out.
+func (b *bench) drainAlone(ctx context.Context, v *variant, all []*variant) (results.Drain, error) {
+	backlog, err := b.pending(ctx)
+	d := results.Drain{Backlog: backlog}
+	if err != nil {
+		return d, err
+	}
+	t0 := time.Now()
+	if err := b.startWorkers(ctx, v); err != nil {
+		return d, err
+	}
+	span := cpu.Start(b.e2eRoots(all))
+	ready := time.Now()
+	base, err := b.settled(ctx, v)
+	if err != nil {
+		return d, err
+	}
+	var t10, t90 time.Time
+	var n10, n90 int
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		n, err := b.settled(ctx, v)
+		if err != nil {
+			return d, err
+		}
+		now := time.Now()
+		if t10.IsZero() && n >= backlog/10 {
+			t10, n10 = now, n
+		}
+		if t90.IsZero() && n >= backlog*9/10 {
+			t90, n90 = now, n
+		}
+		if n >= backlog {
+			d.Settled = n - base
+			break
+		}
+		if now.After(deadline) || ctx.Err() != nil {
+			d.Settled = n - base
+			b.note("%s workers alone settled %d of a backlog of %d within 3 minutes", v.Name, n, backlog)
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	d.CPUSpan = time.Since(ready).Seconds()
+	d.CPU = span.Stop(d.CPUSpan, nil)
+	d.Seconds = time.Since(t0).Seconds()
+	if !t90.IsZero() && t90.After(t10) {
+		d.Charged = float64(n90-n10) / t90.Sub(t10).Seconds()
+	}
+	// Settled counts charged and declined; a payment retried later (a psp
+	// error) is still pending: wait for the rest like every other phase.
+	b.drain(ctx, 2*time.Minute)
+	return d, nil
 }
 
 // e2eRoots are the process trees whose CPU an e2e phase reports.
