@@ -109,47 +109,63 @@ func (l *Lease) run(ctx context.Context, op Op, script *redis.Script, args ...an
 // be reached for longer than a lease (ownership can no longer be proven).
 // The work must watch that context and stop writing when it ends.
 //
-// Call stop, which waits for the heartbeat to end, before Complete or
-// Release; stop is idempotent.
+// Call stop, which waits for a heartbeat in flight to end, before Complete
+// or Release; stop is idempotent. The heartbeat is a timer, not a
+// goroutine: work that ends before the first heartbeat (a third of the
+// lease) costs one timer and a context, nothing else.
 func (l *Lease) Keep(ctx context.Context) (work context.Context, stop func()) {
 	work, cancel := context.WithCancelCause(ctx)
-	done := make(chan struct{})
-	quit := make(chan struct{})
-	every := l.store.cfg.Lease / 3
-	go func() {
-		defer close(done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		lastOK := time.Now()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-work.Done():
-				return
-			case <-t.C:
-			}
-			err := l.Extend(work)
-			switch {
-			case err == nil:
-				lastOK = time.Now()
-			case l.ended.Load():
-				return
-			case errors.Is(err, ErrLost):
-				cancel(err)
-				return
-			case time.Since(lastOK) >= l.store.cfg.Lease:
-				cancel(fmt.Errorf("%w: no heartbeat for %s: %w", ErrLost, time.Since(lastOK).Round(time.Millisecond), err))
-				return
-			}
-		}
-	}()
+	k := &keeper{lease: l, work: work, cancel: cancel, every: l.store.cfg.Lease / 3, lastOK: time.Now()}
+	k.mu.Lock()
+	k.timer = time.AfterFunc(k.every, k.beat)
+	k.mu.Unlock()
 	var once sync.Once
-	return work, func() {
-		once.Do(func() {
-			close(quit)
-			<-done
-			cancel(nil)
-		})
+	return work, func() { once.Do(k.stop) }
+}
+
+// keeper is one Keep: a timer whose callback extends the lease and sets
+// itself again.
+type keeper struct {
+	lease  *Lease
+	work   context.Context
+	cancel context.CancelCauseFunc
+	every  time.Duration
+
+	mu      sync.Mutex // held by a heartbeat while it runs, so stop can wait for it
+	timer   *time.Timer
+	stopped bool
+	lastOK  time.Time // last successful Extend (or the start)
+}
+
+// beat is one heartbeat; it runs on the timer's goroutine.
+func (k *keeper) beat() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.stopped || k.work.Err() != nil {
+		return
 	}
+	err := k.lease.Extend(k.work)
+	switch {
+	case err == nil:
+		k.lastOK = time.Now()
+	case k.lease.ended.Load(): // completed or released meanwhile
+		return
+	case errors.Is(err, ErrLost):
+		k.cancel(err)
+		return
+	case time.Since(k.lastOK) >= k.lease.store.cfg.Lease:
+		k.cancel(fmt.Errorf("%w: no heartbeat for %s: %w", ErrLost, time.Since(k.lastOK).Round(time.Millisecond), err))
+		return
+	}
+	k.timer.Reset(k.every)
+}
+
+// stop ends the heartbeat: it waits for one in flight, then cancels work's
+// resources (with no cause: the work simply ended).
+func (k *keeper) stop() {
+	k.mu.Lock()
+	k.stopped = true
+	k.timer.Stop()
+	k.mu.Unlock()
+	k.cancel(nil)
 }

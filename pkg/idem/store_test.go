@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -287,6 +288,59 @@ func TestKeepStopsQuietlyAfterComplete(t *testing.T) {
 	}
 	stop()
 	stop()
+}
+
+func TestKeepCancelsWhenRedisStopsAnswering(t *testing.T) {
+	t.Parallel()
+	rdb, cmd := privateRedis(t)
+	const lease = 300 * time.Millisecond
+	s := idem.New(rdb, idem.Config{Lease: lease, Timeout: 50 * time.Millisecond})
+	c := begin(t, s, newKey(t), "charge", "fp")
+	work, stop := c.Lease.Keep(context.Background())
+	defer stop()
+	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil { // answers nothing
+		t.Fatal(err)
+	}
+	select {
+	case <-work.Done():
+	case <-time.After(10 * lease):
+		t.Fatal("work context still live after ten leases without a heartbeat")
+	}
+	cause := context.Cause(work)
+	if !errors.Is(cause, idem.ErrLost) || !errors.Is(cause, idem.ErrUnavailable) {
+		t.Fatalf("cause = %v, want ErrLost wrapping ErrUnavailable", cause)
+	}
+}
+
+func TestKeepStopWaitsForTheHeartbeatInFlight(t *testing.T) {
+	t.Parallel()
+	rdb, cmd := privateRedis(t)
+	var extends atomic.Int32
+	s := idem.New(rdb, idem.Config{Lease: 300 * time.Millisecond, Timeout: time.Second,
+		Observe: func(e idem.Event) {
+			if e.Op == idem.OpExtend {
+				extends.Add(1)
+			}
+		}})
+	c := begin(t, s, newKey(t), "charge", "fp")
+	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	_, stop := c.Lease.Keep(context.Background())
+	// The first heartbeat is due after 100ms and then hangs on the frozen
+	// Redis for its 1s timeout; stop is called while it hangs.
+	time.Sleep(400 * time.Millisecond)
+	stop()
+	if n := extends.Load(); n != 1 {
+		t.Fatalf("stop returned with %d heartbeats finished, want the one in flight (1)", n)
+	}
+	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // five heartbeat intervals
+	if n := extends.Load(); n != 1 {
+		t.Fatalf("%d heartbeats after stop returned, want none", n-1)
+	}
 }
 
 // privateRedis starts a throw-away redis-server that this test may stop,
