@@ -99,7 +99,7 @@ func goBench(w io.Writer, r *results.Results) {
 	fmt.Fprintf(w, "\n## pkg/idem Go benchmarks (median of %d runs)\n\n", g.Runs)
 	fmt.Fprintln(w, "| benchmark | µs/op | ops/s | B/op | allocs/op | min–max µs/op |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---|")
-	for _, name := range []string{"BeginComplete", "BeginReplay", "RawEvalSha"} {
+	for _, name := range []string{"BeginComplete", "BeginReplay", "RawEvalSha", "Keep"} {
 		m, ok := g.Medians[name]
 		if !ok {
 			continue
