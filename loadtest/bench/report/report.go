@@ -202,6 +202,9 @@ func e2e(w io.Writer, r *results.Results) {
 		return
 	}
 	fmt.Fprintln(w, "\n## End to end")
+	if e.VacuumSeconds > 0 {
+		fmt.Fprintf(w, "\nAutovacuum was off for the end-to-end tables; VACUUM (ANALYZE) ran before every measured phase, %.0f s in all, outside the measurements.\n", e.VacuumSeconds)
+	}
 	off := "boundary off"
 	if e.Baseline != "" {
 		off = "baseline api"

@@ -127,7 +127,10 @@ func (b *bench) e2e(ctx context.Context) error {
 			rep+1, round.On.P50MS, round.Off.P50MS, round.On.P99MS, round.Off.P99MS)
 	}
 
-	return b.sustainSearch(ctx, e, on, off)
+	err := b.sustainSearch(ctx, e, on, off)
+	e.VacuumSeconds = b.vacuumed.Seconds()
+	b.logf("  vacuum between phases took %s in all", b.vacuumed.Round(time.Second))
+	return err
 }
 
 // purgeQueues empties the variants' charge queues, if they exist from an
@@ -267,6 +270,7 @@ func (b *bench) apiPhase(ctx context.Context, run string, v *variant, all []*var
 		}
 		return b.settled(ctx, v)
 	}
+	b.vacuum(ctx)
 	settled0, err := settled()
 	if err != nil {
 		return results.Phase{}, err
@@ -324,6 +328,7 @@ func (b *bench) alone(ctx context.Context, run string, v *variant, all []*varian
 // of the backlog settled, from the workers' own counters polled every 100
 // ms: the processes' start and the last stragglers are left out.
 func (b *bench) drainAlone(ctx context.Context, v *variant, all []*variant) (results.Drain, error) {
+	b.vacuum(ctx) // the api phase before it inserted the backlog
 	backlog, err := b.pending(ctx)
 	d := results.Drain{Backlog: backlog}
 	if err != nil {
@@ -463,6 +468,7 @@ func (b *bench) sustain(ctx context.Context, rate float64, v *variant, all []*va
 	b.phase(fmt.Sprintf("e2e: sustained %.0f payments/s", rate))
 	secs := b.cfg.Sustain.Seconds()
 	s := results.Sustained{Rate: rate, SampleEvery: 1}
+	b.vacuum(ctx)
 	settled0, err := b.settled(ctx, v)
 	if err != nil {
 		return s, err

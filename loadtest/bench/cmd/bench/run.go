@@ -84,6 +84,8 @@ type bench struct {
 	res   *results.Results
 	procs proc.Group
 	cl    *clients
+
+	vacuumed time.Duration // spent in vacuum between e2e phases
 }
 
 func (b *bench) logf(format string, args ...any) {
