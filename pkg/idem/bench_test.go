@@ -2,7 +2,12 @@ package idem_test
 
 import (
 	"context"
+	"fmt"
 	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -111,4 +116,90 @@ func BenchmarkKeep(b *testing.B) {
 		}
 		stop()
 	}
+}
+
+// BenchmarkBeginCompleteConcurrent runs Begin+Complete from several callers
+// at once, as an api or a worker under load does, through a plain client
+// (one round trip per call, each on a pooled connection of its own) and
+// through go-redis's auto-pipeliner (calls made while a batch is in flight
+// go out together in the next one). Besides the time per operation it
+// reports the CPU Redis and this process spent per operation
+// (redis-us/op, client-us/op): the boundary's cost on a shared machine.
+// The auto-pipeliner is measured here only: it is EXPERIMENTAL in go-redis,
+// it does not honour a command's context once queued (Config.Timeout
+// relies on it), and on the 2-core machine of docs/PERFORMANCE.md it cost
+// more client CPU than the plain client at 4 callers and less throughput
+// at 16. make bench leaves this benchmark out; run it with
+// go test -run '^$' -bench BeginCompleteConcurrent ./pkg/idem.
+func BenchmarkBeginCompleteConcurrent(b *testing.B) {
+	for _, mode := range []string{"plain", "autopipeline"} {
+		for _, callers := range []int{1, 4, 16} {
+			b.Run(fmt.Sprintf("%s/callers=%d", mode, callers), func(b *testing.B) {
+				rdb := benchClient(b)
+				var scripter redis.Scripter = rdb
+				if mode == "autopipeline" {
+					ap, err := rdb.AutoPipeline()
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.Cleanup(func() { ap.Close() })
+					scripter = ap
+				}
+				s := idem.New(scripter, idem.Config{Retention: time.Minute})
+				ctx := context.Background()
+				prefix := testenv.Name(b, "conc")
+				result := []byte(`{"status":202,"body":"eyJpZCI6InBheV8xIn0="}`)
+				var n atomic.Int64
+				redis0, client0 := redisCPU(b, rdb), processCPU()
+				b.ResetTimer()
+				var wg sync.WaitGroup
+				for range callers {
+					wg.Go(func() {
+						for i := n.Add(1); i <= int64(b.N); i = n.Add(1) {
+							k, _ := idem.NewKey("bench", prefix+strconv.FormatInt(i, 10))
+							c, err := s.Begin(ctx, k, "api", "fp")
+							if err != nil {
+								b.Error(err)
+								return
+							}
+							if err := c.Lease.Complete(ctx, result); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+				b.StopTimer()
+				ops := float64(b.N)
+				b.ReportMetric((redisCPU(b, rdb)-redis0)/ops*1e6, "redis-us/op")
+				b.ReportMetric((processCPU()-client0)/ops*1e6, "client-us/op")
+			})
+		}
+	}
+}
+
+// redisCPU is the CPU seconds Redis has used (INFO cpu: used_cpu_sys +
+// used_cpu_user).
+func redisCPU(b *testing.B, rdb *redis.Client) float64 {
+	info, err := rdb.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var total float64
+	for _, line := range strings.Split(info, "\n") {
+		name, value, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && (name == "used_cpu_sys" || name == "used_cpu_user") {
+			v, _ := strconv.ParseFloat(value, 64)
+			total += v
+		}
+	}
+	return total
+}
+
+// processCPU is the CPU seconds this process has used.
+func processCPU() float64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
