@@ -167,7 +167,7 @@ type E2E struct {
 	Sustained   []Sustained `json:"sustained"`    // every rate tried, in order
 	OffHonoured bool        `json:"off_honoured"` // the off variant made no Redis call
 	// VacuumSeconds is the time spent in VACUUM (ANALYZE) of the e2e tables
-	// between phases (autovacuum is off for them during the run).
+	// before the measured phases.
 	VacuumSeconds float64 `json:"vacuum_s"`
 	// Baseline is set in an A/B run (BENCH_BASELINE_API): the "off" phases
 	// ran that api binary with the boundary on, not the boundary off.

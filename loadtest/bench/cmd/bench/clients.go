@@ -92,16 +92,6 @@ func (b *bench) prepare(ctx context.Context) error {
 	}
 	cl.rdb = redis.NewClient(opt)
 	b.cl = cl
-	// Autovacuum off for the end-to-end tables: vacuum runs between the
-	// measured phases instead (vacuum), so that it never lands in one side
-	// of a side-by-side pair and not in the other.
-	for pool, tables := range cl.e2eTables() {
-		for _, t := range tables {
-			if _, err := pool.Exec(ctx, "ALTER TABLE "+t+" SET (autovacuum_enabled = off, toast.autovacuum_enabled = off)"); err != nil {
-				return fmt.Errorf("turn autovacuum off for %s: %w", t, err)
-			}
-		}
-	}
 	return cl.rdb.FlushAll(ctx).Err()
 }
 
@@ -137,10 +127,15 @@ func (cl *clients) e2eTables() map[*pgxpool.Pool][]string {
 
 // vacuum runs VACUUM (ANALYZE) on the end-to-end tables, before a measured
 // phase. In a run of ~15 minutes the payments table grows to ~300,000 rows
-// and every settled payment leaves a dead row; with autovacuum on, a vacuum
-// of it took Postgres from 0.5 to 1.2 cores for half a minute, in whichever
-// phase it fell (in one run the workers then charged 400/s instead of 900).
-// Here that work is done, and timed, between phases.
+// and every settled payment leaves a dead row. Left to autovacuum alone,
+// the dead rows of several phases added up until a vacuum started in the
+// middle of whichever phase came next: Postgres went from 0.5 to 1.2 cores
+// for half a minute and, in 4 of 12 drains of two runs, the workers alone
+// charged ~400 payments/s instead of ~900. Vacuuming before every phase
+// resets autovacuum's counts, so that a 12-second phase does not reach its
+// thresholds; autovacuum stays on (turning it off for the run made the
+// 60-second sustained runs slower: the partial indexes the api's relay scans
+// filled with dead entries).
 func (b *bench) vacuum(ctx context.Context) {
 	start := time.Now()
 	for pool, tables := range b.cl.e2eTables() {
