@@ -203,7 +203,7 @@ func e2e(w io.Writer, r *results.Results) {
 	}
 	fmt.Fprintln(w, "\n## End to end")
 	if e.VacuumSeconds > 0 {
-		fmt.Fprintf(w, "\nVACUUM (ANALYZE) of the end-to-end tables ran before every measured phase, %.0f s in all, outside the measurements (autovacuum stays on).\n", e.VacuumSeconds)
+		fmt.Fprintf(w, "\nVACUUM (ANALYZE) of the end-to-end tables ran before every side-by-side phase (not the sustained runs), %.0f s in all, outside the measurements (autovacuum stays on).\n", e.VacuumSeconds)
 	}
 	off := "boundary off"
 	if e.Baseline != "" {

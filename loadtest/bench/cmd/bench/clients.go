@@ -125,8 +125,8 @@ func (cl *clients) e2eTables() map[*pgxpool.Pool][]string {
 	return map[*pgxpool.Pool][]string{cl.e2e: e2eTables[dbE2E], cl.psp: e2eTables[dbPSP]}
 }
 
-// vacuum runs VACUUM (ANALYZE) on the end-to-end tables, before a measured
-// phase. In a run of ~15 minutes the payments table grows to ~300,000 rows
+// vacuum runs VACUUM (ANALYZE) on the end-to-end tables, before each phase
+// of a side-by-side pair. In a run of ~15 minutes the payments table grows to ~300,000 rows
 // and every settled payment leaves a dead row. Left to autovacuum alone,
 // the dead rows of several phases added up until a vacuum started in the
 // middle of whichever phase came next: Postgres went from 0.5 to 1.2 cores
