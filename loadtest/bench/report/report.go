@@ -238,15 +238,8 @@ func e2e(w io.Writer, r *results.Results) {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "The api at saturation with its variant's workers stopped (k6 closed model), then those workers alone charging the backlog it left, no request arriving. CPU per payment: every oncepay process, server and k6, other people's work left out.")
 		fmt.Fprintln(w)
-		fmt.Fprint(w, "| round | stage | payments /s | p50 ms | backlog | seconds | CPU ms per payment | machine busy |")
-		for _, g := range e2eGroups {
-			fmt.Fprintf(w, " %s |", g)
-		}
-		fmt.Fprint(w, "\n|---|---|---:|---:|---:|---:|---:|---:|")
-		for range e2eGroups {
-			fmt.Fprint(w, "---:|")
-		}
-		fmt.Fprintln(w)
+		cpuHeader(w, "| round | stage | payments /s | p50 ms | backlog | seconds | CPU ms per payment | machine busy |",
+			"|---|---|---:|---:|---:|---:|---:|---:|")
 		for i, s := range e.Saturation {
 			for _, a := range []struct {
 				name string
@@ -287,15 +280,8 @@ func e2e(w io.Writer, r *results.Results) {
 				s.BacklogSlope, s.DrainedIn, s.PGCommits, held, s.Why)
 		}
 		fmt.Fprintln(w)
-		fmt.Fprint(w, "CPU (cores) during the sustained runs:\n\n| offered /s | machine busy | others |")
-		for _, g := range e2eGroups {
-			fmt.Fprintf(w, " %s |", g)
-		}
-		fmt.Fprint(w, "\n|---:|---:|---:|")
-		for range e2eGroups {
-			fmt.Fprint(w, "---:|")
-		}
-		fmt.Fprintln(w)
+		fmt.Fprint(w, "CPU (cores) during the sustained runs:\n\n")
+		cpuHeader(w, "| offered /s | machine busy | others |", "|---:|---:|---:|")
 		for _, s := range e.Sustained {
 			fmt.Fprintf(w, "| %.0f | %.2f | %.2f |", s.Rate, s.Phase.CPU.MachineBusy, s.Phase.CPU.Others)
 			cpuCells(w, s.Phase.CPU)
@@ -305,11 +291,18 @@ func e2e(w io.Writer, r *results.Results) {
 }
 
 func phaseHeader(w io.Writer) {
-	fmt.Fprint(w, "| round | phase | accepted /s | replayed /s | charged /s | p50 ms | p99 ms | failed | drained in s | machine busy |")
+	cpuHeader(w, "| round | phase | accepted /s | replayed /s | charged /s | p50 ms | p99 ms | failed | drained in s | machine busy |",
+		"|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+}
+
+// cpuHeader writes a table header: head and align (the leading columns and
+// their alignment row), then a column for each CPU group of e2eGroups.
+func cpuHeader(w io.Writer, head, align string) {
+	fmt.Fprint(w, head)
 	for _, g := range e2eGroups {
 		fmt.Fprintf(w, " %s |", g)
 	}
-	fmt.Fprint(w, "\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprint(w, "\n"+align)
 	for range e2eGroups {
 		fmt.Fprint(w, "---:|")
 	}
