@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -27,12 +26,6 @@ type clients struct {
 	psp *pgxpool.Pool // dbPSP
 	pg  *pgxpool.Pool // dbPGBench
 	rdb *redis.Client // the bench Redis, database 0
-}
-
-// e2eTables are the tables the end-to-end phases write, by database.
-var e2eTables = map[string][]string{
-	dbE2E: {"payments", "outbox", "charge_takeovers"},
-	dbPSP: {"psp_idempotency", "psp_charges", "psp_calls"},
 }
 
 func (b *bench) closeClients() {
@@ -120,27 +113,28 @@ func dropDatabase(ctx context.Context, admin *pgx.Conn, db string) error {
 	}
 }
 
-// e2eTables are the end-to-end tables by the pool that reaches them.
-func (cl *clients) e2eTables() map[*pgxpool.Pool][]string {
-	return map[*pgxpool.Pool][]string{cl.e2e: e2eTables[dbE2E], cl.psp: e2eTables[dbPSP]}
-}
-
-// vacuum runs VACUUM (ANALYZE) on the end-to-end tables, before each phase
-// of a side-by-side pair. In a run of ~15 minutes the payments table grows to ~300,000 rows
-// and every settled payment leaves a dead row. Left to autovacuum alone,
-// the dead rows of several phases added up until a vacuum started in the
-// middle of whichever phase came next: Postgres went from 0.5 to 1.2 cores
-// for half a minute and, in 4 of 12 drains of two runs, the workers alone
-// charged ~400 payments/s instead of ~900. Vacuuming before every phase
-// resets autovacuum's counts, so that a 12-second phase does not reach its
-// thresholds; autovacuum stays on (turning it off for the run made the
-// 60-second sustained runs slower: the partial indexes the api's relay scans
-// filled with dead entries).
+// vacuum runs VACUUM (ANALYZE) on the tables the end-to-end phases write,
+// before each phase of a side-by-side pair. In a run of ~15 minutes the
+// payments table grows to ~300,000 rows and every settled payment leaves a
+// dead row. Left to autovacuum alone, the dead rows of several phases added
+// up until a vacuum started in the middle of whichever phase came next:
+// Postgres went from 0.5 to 1.2 cores for half a minute and, in 4 of 12
+// drains of two runs, the workers alone charged ~400 payments/s instead of
+// ~900. Vacuuming before every phase resets autovacuum's counts, so that a
+// 12-second phase does not reach its thresholds. Autovacuum stays on: with
+// it off for a whole run, the 60-second sustained runs got slower (probably
+// the partial indexes the api's relay scans filling with dead entries).
 func (b *bench) vacuum(ctx context.Context) {
 	start := time.Now()
-	for pool, tables := range b.cl.e2eTables() {
-		if _, err := pool.Exec(ctx, "VACUUM (ANALYZE) "+strings.Join(tables, ", ")); err != nil {
-			b.note("vacuum %v: %v", tables, err)
+	for _, db := range []struct {
+		pool   *pgxpool.Pool
+		tables string
+	}{
+		{b.cl.e2e, "payments, outbox, charge_takeovers"},
+		{b.cl.psp, "psp_idempotency, psp_charges, psp_calls"},
+	} {
+		if _, err := db.pool.Exec(ctx, "VACUUM (ANALYZE) "+db.tables); err != nil {
+			b.note("vacuum %s: %v", db.tables, err)
 		}
 	}
 	b.vacuumed += time.Since(start)
