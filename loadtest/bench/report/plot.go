@@ -272,6 +272,7 @@ func sustainedPlot(ss []results.Sustained, path string) error {
 	p.Y.Label.Text = "pending payments"
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Y.Min = 0
+	banded := false
 	for i, s := range ss {
 		var pts plotter.XYs
 		for j, y := range s.Pending {
@@ -284,9 +285,43 @@ func sustainedPlot(ss []results.Sustained, path string) error {
 		if !s.OK {
 			held = "did not hold"
 		}
+		for _, span := range rewriteSpans(s.Rewriting, pts) {
+			band, err := plotter.NewLine(span)
+			if err != nil {
+				return err
+			}
+			r, g, b, _ := palette[i%len(palette)].RGBA()
+			band.Color = color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), 0x50}
+			band.Width = vg.Points(9)
+			p.Add(band)
+			if !banded {
+				p.Legend.Add("wide band: Redis rewriting its AOF", band)
+				banded = true
+			}
+		}
 		if err := addLine(p, i, fmt.Sprintf("%.0f payments/s offered (%s)", s.Rate, held), pts); err != nil {
 			return err
 		}
 	}
 	return p.Save(9*vg.Inch, 4.5*vg.Inch, path)
+}
+
+// rewriteSpans cuts pts (one per sample) into the stretches where
+// rewriting is true, each widened by the sample either side so that a
+// one-sample rewrite still draws a segment.
+func rewriteSpans(rewriting []bool, pts plotter.XYs) []plotter.XYs {
+	var spans []plotter.XYs
+	for i := 0; i < len(rewriting) && i < len(pts); i++ {
+		if !rewriting[i] {
+			continue
+		}
+		j := i
+		for j+1 < len(rewriting) && j+1 < len(pts) && rewriting[j+1] {
+			j++
+		}
+		lo, hi := max(i-1, 0), min(j+1, len(pts)-1)
+		spans = append(spans, append(plotter.XYs(nil), pts[lo:hi+1]...))
+		i = j
+	}
+	return spans
 }

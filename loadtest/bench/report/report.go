@@ -268,16 +268,16 @@ func e2e(w io.Writer, r *results.Results) {
 	if len(e.Sustained) > 0 {
 		fmt.Fprintln(w, "\n### Sustained end to end (boundary on, k6 open model)")
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| offered /s | accepted /s | charged /s | p50 ms | p99 ms | pending start → max → end | backlog slope /s | drained in s | Postgres commits per payment | held | why not |")
-		fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---|")
+		fmt.Fprintln(w, "| offered /s | accepted /s | charged /s | p50 ms | p99 ms | pending start → max → end | backlog slope /s | drained in s | Postgres commits per payment | Redis bytes per payment | Redis AOF rewrites (s) | held | why not |")
+		fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---|")
 		for _, s := range e.Sustained {
 			held := "yes"
 			if !s.OK {
 				held = "**no**"
 			}
-			fmt.Fprintf(w, "| %.0f | %.1f | %.1f | %.1f | %.1f | %d → %d → %d | %.1f | %.1f | %.2f | %s | %s |\n",
+			fmt.Fprintf(w, "| %.0f | %.1f | %.1f | %.1f | %.1f | %d → %d → %d | %.1f | %.1f | %.2f | %s | %s | %s | %s |\n",
 				s.Rate, s.Phase.Accepted, s.Phase.Charged, s.Phase.P50MS, s.Phase.P99MS, s.PendingStart, s.PendingMax, s.PendingEnd,
-				s.BacklogSlope, s.DrainedIn, s.PGCommits, held, s.Why)
+				s.BacklogSlope, s.DrainedIn, s.PGCommits, redisBytes(s), rewrites(s), held, s.Why)
 		}
 		fmt.Fprintln(w)
 		fmt.Fprint(w, "CPU (cores) during the sustained runs:\n\n")
@@ -336,4 +336,28 @@ func byCommand(m map[string]int) string {
 		return "none"
 	}
 	return strings.Join(s, ", ")
+}
+
+// redisBytes is a sustained run's Redis memory per payment with the
+// records' encoding ("–" in runs from before it was recorded).
+func redisBytes(s results.Sustained) string {
+	if s.RedisBytesPerPayment == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f (%s)", s.RedisBytesPerPayment, s.RecordEncoding)
+}
+
+// rewrites is a sustained run's AOF rewrites and the seconds sampled with
+// one in progress ("–" in runs from before they were recorded).
+func rewrites(s results.Sustained) string {
+	if s.Rewriting == nil {
+		return "–"
+	}
+	secs := 0.0
+	for _, r := range s.Rewriting {
+		if r {
+			secs += s.SampleEvery
+		}
+	}
+	return fmt.Sprintf("%d (%.0f)", s.Phase.AOFRewrites, secs)
 }

@@ -28,7 +28,9 @@ func TestWriteRendersTablesAndPlots(t *testing.T) {
 			Saturation: []results.SatRound{{On: results.Phase{Accepted: 300}, Off: results.Phase{Accepted: 330}, Replay: results.Phase{Replayed: 3000},
 				OnAlone:  &results.Alone{API: results.Phase{Accepted: 450}, Drain: results.Drain{Backlog: 5400, Charged: 380}},
 				OffAlone: &results.Alone{API: results.Phase{Accepted: 500}, Drain: results.Drain{Backlog: 6000, Charged: 400}}}},
-			Sustained: []results.Sustained{{Rate: 450, Pending: []float64{1, 2, 3}, SampleEvery: 1}},
+			Sustained: []results.Sustained{{Rate: 450, Pending: []float64{1, 2, 3, 4}, SampleEvery: 1,
+				Rewriting: []bool{false, true, true, false}, Phase: results.Phase{AOFRewrites: 1},
+				RedisBytesPerPayment: 1003.6, RecordEncoding: "listpack"}},
 		},
 	}
 	dir := t.TempDir()
@@ -40,7 +42,8 @@ func TestWriteRendersTablesAndPlots(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"## Targets", "Colocated ceiling: median 750", "| 0.91x (300 vs 330 payments/s accepted) |", "| 0.90x (450 vs 500 payments/s accepted) |",
-		"| 0.95x (380 vs 400 payments/s charged) |", "| 1 | workers alone, boundary off | 400 | | 6000 |", "EVALSHA begin.lua"} {
+		"| 0.95x (380 vs 400 payments/s charged) |", "| 1 | workers alone, boundary off | 400 | | 6000 |", "EVALSHA begin.lua",
+		"| 1004 (listpack) | 1 (2) |"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)
 		}

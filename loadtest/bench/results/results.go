@@ -235,6 +235,9 @@ type Phase struct {
 	CPU       cpu.Usage  `json:"cpu"`
 	Load      [3]float64 `json:"load"`
 	DrainedIn float64    `json:"drained_in_s"` // time after the phase until no payment was pending
+	// AOFRewrites is how many Redis AOF rewrites overlapped the phase: each
+	// forks Redis and serialises the whole dataset, seconds of a core here.
+	AOFRewrites int `json:"aof_rewrites,omitempty"`
 }
 
 // SatRound is one side-by-side round at saturation.
@@ -270,6 +273,8 @@ type Drain struct {
 	CPU     cpu.Usage `json:"cpu"`
 	CPUSpan float64   `json:"cpu_span_s"`
 	Settled int       `json:"settled"`
+	// AOFRewrites: Redis AOF rewrites that overlapped the drain (see Phase).
+	AOFRewrites int `json:"aof_rewrites,omitempty"`
 }
 
 // CPUPerPayment is the CPU that oncepay's processes and servers used per
@@ -316,8 +321,17 @@ type Sustained struct {
 	// (pg_stat_database.xact_commit, counted after the run's payments drained).
 	PGCommits float64 `json:"pg_commits_per_payment"`
 	DrainedIn float64 `json:"drained_in_s"`
-	OK        bool    `json:"ok"`
-	Why       string  `json:"why,omitempty"`
+	// Rewriting says, per sample of Pending, whether Redis was rewriting its
+	// AOF at that moment (nil in runs from before it was recorded).
+	Rewriting []bool `json:"aof_rewriting,omitempty"`
+	// RedisBytesPerPayment is Redis's used_memory after the run less before,
+	// per payment accepted: the boundary record each payment leaves (kept
+	// for the record TTL). RecordEncoding is Redis's encoding of a record
+	// (OBJECT ENCODING: listpack or hashtable).
+	RedisBytesPerPayment float64 `json:"redis_bytes_per_payment,omitempty"`
+	RecordEncoding       string  `json:"record_encoding,omitempty"`
+	OK                   bool    `json:"ok"`
+	Why                  string  `json:"why,omitempty"`
 }
 
 // Save writes r as indented JSON.

@@ -275,6 +275,7 @@ func (b *bench) apiPhase(ctx context.Context, run string, v *variant, all []*var
 	if err != nil {
 		return results.Phase{}, err
 	}
+	redis0, redisOK := b.redisNow(ctx)
 	span := cpu.Start(b.e2eRoots(all))
 	load := cpu.LoadAvg()
 	t0 := time.Now()
@@ -297,6 +298,7 @@ func (b *bench) apiPhase(ctx context.Context, run string, v *variant, all []*var
 		P50MS: s.P50MS, P99MS: s.P99MS, Load: load,
 		CPU: span.Stop(time.Since(t0).Seconds(), map[string]float64{"k6": s.CPU}),
 	}
+	p.AOFRewrites = b.aofRewritesSince(ctx, run, redis0, redisOK)
 	if s.Failed > 0 {
 		b.note("%s: %d requests failed %v", run, s.Failed, s.FailedBy)
 	}
@@ -338,6 +340,7 @@ func (b *bench) drainAlone(ctx context.Context, v *variant, all []*variant) (res
 	if err := b.startWorkers(ctx, v); err != nil {
 		return d, err
 	}
+	redis0, redisOK := b.redisNow(ctx)
 	span := cpu.Start(b.e2eRoots(all))
 	ready := time.Now()
 	base, err := b.settled(ctx, v)
@@ -373,6 +376,7 @@ func (b *bench) drainAlone(ctx context.Context, v *variant, all []*variant) (res
 	d.CPUSpan = time.Since(ready).Seconds()
 	d.CPU = span.Stop(d.CPUSpan, nil)
 	d.Seconds = time.Since(t0).Seconds()
+	d.AOFRewrites = b.aofRewritesSince(ctx, v.Name+" workers alone", redis0, redisOK)
 	if !t90.IsZero() && t90.After(t10) {
 		d.Charged = float64(n90-n10) / t90.Sub(t10).Seconds()
 	}
@@ -421,8 +425,9 @@ func (b *bench) sustainSearch(ctx context.Context, e *results.E2E, on, off *vari
 			return err
 		}
 		e.Sustained = append(e.Sustained, s)
-		b.logf("  sustained %.0f/s (%.1fC): held %v %s (accepted %d, charged %d, backlog %d -> %d, slope %.1f/s)",
-			rate, frac, s.OK, s.Why, s.Accepted, s.Charged, s.PendingStart, s.PendingEnd, s.BacklogSlope)
+		b.logf("  sustained %.0f/s (%.1fC): held %v %s (accepted %d, charged %d, backlog %d -> %d, slope %.1f/s; Redis %.0f bytes per payment, %s records, %d AOF rewrite(s))",
+			rate, frac, s.OK, s.Why, s.Accepted, s.Charged, s.PendingStart, s.PendingEnd, s.BacklogSlope,
+			s.RedisBytesPerPayment, s.RecordEncoding, s.Phase.AOFRewrites)
 		if s.OK {
 			held = append(held, frac)
 		} else {
@@ -479,6 +484,7 @@ func (b *bench) sustain(ctx context.Context, rate float64, v *variant, all []*va
 	}
 	run := fmt.Sprintf("sus-%.0f", rate)
 	commits0 := b.pgCommits(ctx)
+	redis0, redisOK := b.redisNow(ctx)
 	span := cpu.Start(b.e2eRoots(all))
 	load := cpu.LoadAvg()
 	t0 := time.Now()
@@ -490,10 +496,11 @@ func (b *bench) sustain(ctx context.Context, rate float64, v *variant, all []*va
 		"DURATION": strconv.Itoa(int(secs)) + "s", "RUN": run,
 	})
 	var (
-		mu      sync.Mutex
-		samples []float64
-		stop    = make(chan struct{})
-		done    = make(chan struct{})
+		mu        sync.Mutex
+		samples   []float64
+		rewriting []bool
+		stop      = make(chan struct{})
+		done      = make(chan struct{})
 	)
 	go func() {
 		defer close(done)
@@ -506,8 +513,10 @@ func (b *bench) sustain(ctx context.Context, rate float64, v *variant, all []*va
 			case <-t.C:
 			}
 			if n, err := b.pending(ctx); err == nil {
+				r, _ := b.redisNow(ctx)
 				mu.Lock()
 				samples = append(samples, float64(n))
+				rewriting = append(rewriting, r.Rewriting)
 				mu.Unlock()
 			}
 		}
@@ -526,11 +535,17 @@ func (b *bench) sustain(ctx context.Context, rate float64, v *variant, all []*va
 	if s.PendingEnd, err = b.pending(ctx); err != nil {
 		return s, err
 	}
+	s.Phase.AOFRewrites = b.aofRewritesSince(ctx, run, redis0, redisOK)
 	s.DrainedIn = b.drain(ctx, 2*time.Minute) // settle the run's payments before counting commits
+	// after the drain, so that the workers' half of each record is in
+	if redis1, ok := b.redisNow(ctx); ok && redisOK && k.Accepted > 0 {
+		s.RedisBytesPerPayment = (redis1.UsedMemory - redis0.UsedMemory) / float64(k.Accepted)
+	}
+	s.RecordEncoding = b.recordEncoding(ctx)
 	if k.Accepted > 0 {
 		s.PGCommits = float64(b.pgCommits(ctx)-commits0) / float64(k.Accepted)
 	}
-	s.Pending = samples
+	s.Pending, s.Rewriting = samples, rewriting
 	for _, x := range samples {
 		s.PendingMax = max(s.PendingMax, int(x))
 	}
@@ -538,7 +553,7 @@ func (b *bench) sustain(ctx context.Context, rate float64, v *variant, all []*va
 	s.BacklogSlope = slope(samples[len(samples)/2:])
 	s.Phase = results.Phase{Name: run, Accepted: float64(k.Accepted) / secs, Charged: float64(s.Charged) / secs,
 		Failed: k.Failed, Dropped: k.Dropped, P50MS: k.P50MS, P99MS: k.P99MS, Load: load,
-		CPU: usage}
+		CPU: usage, AOFRewrites: s.Phase.AOFRewrites}
 	want := rate * secs
 	switch {
 	case float64(k.Failed) > 0.001*want:
@@ -552,6 +567,9 @@ func (b *bench) sustain(ctx context.Context, rate float64, v *variant, all []*va
 		s.Why = fmt.Sprintf("backlog grew %.1f payments/s over the second half", s.BacklogSlope)
 	default:
 		s.OK = true
+	}
+	if !s.OK && s.Phase.AOFRewrites > 0 {
+		s.Why += fmt.Sprintf("; Redis rewrote its AOF during the run (%d×)", s.Phase.AOFRewrites)
 	}
 	s.Phase.DrainedIn = s.DrainedIn
 	return s, nil

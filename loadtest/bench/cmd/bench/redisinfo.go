@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"strconv"
+	"strings"
+)
+
+// redisState is what bench reads from Redis's INFO around a phase: the AOF
+// rewrites so far (each one forks Redis and serialises the whole dataset:
+// seconds of a core on this machine), whether one is running now, and the
+// memory the dataset uses.
+type redisState struct {
+	AOFRewrites int     // INFO persistence aof_rewrites (since Redis started)
+	Rewriting   bool    // INFO persistence aof_rewrite_in_progress
+	UsedMemory  float64 // INFO memory used_memory, bytes
+}
+
+// redisNow reads redisState; ok is false if Redis did not answer.
+func (b *bench) redisNow(ctx context.Context) (s redisState, ok bool) {
+	raw, err := b.cl.rdb.Info(ctx, "persistence", "memory").Result()
+	if err != nil {
+		return s, false
+	}
+	f := parseInfo(raw)
+	s.AOFRewrites = int(f["aof_rewrites"])
+	s.Rewriting = f["aof_rewrite_in_progress"] == 1
+	s.UsedMemory = f["used_memory"]
+	return s, true
+}
+
+// parseInfo reads the numeric fields of an INFO answer ("name:value" lines;
+// sections, comments and non-numeric values are skipped).
+func parseInfo(raw string) map[string]float64 {
+	out := map[string]float64{}
+	for _, line := range strings.Split(raw, "\n") {
+		name, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || strings.HasPrefix(name, "#") {
+			continue
+		}
+		if x, err := strconv.ParseFloat(v, 64); err == nil {
+			out[name] = x
+		}
+	}
+	return out
+}
+
+// recordEncoding is Redis's encoding of one boundary record (OBJECT
+// ENCODING of a random key of the e2e database): "listpack" when the stored
+// answers fit hash-max-listpack-value, else "hashtable", about twice the
+// memory and a slower AOF rewrite.
+func (b *bench) recordEncoding(ctx context.Context) string {
+	key, err := b.cl.rdb.RandomKey(ctx).Result()
+	if err != nil {
+		return ""
+	}
+	enc, _ := b.cl.rdb.ObjectEncoding(ctx, key).Result()
+	return enc
+}
+
+// aofRewritesSince notes the AOF rewrites Redis started since before, for
+// the phase named run, and returns how many.
+func (b *bench) aofRewritesSince(ctx context.Context, run string, before redisState, okBefore bool) int {
+	after, ok := b.redisNow(ctx)
+	if !ok || !okBefore {
+		return 0
+	}
+	n := after.AOFRewrites - before.AOFRewrites
+	if n == 0 && (before.Rewriting || after.Rewriting) {
+		n = 1 // one that started before the phase overlapped it
+	}
+	if n > 0 {
+		b.note("%s: Redis rewrote its AOF during the phase (%d rewrite(s)); the phase competed with it for CPU", run, n)
+	}
+	return n
+}
