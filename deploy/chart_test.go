@@ -683,8 +683,16 @@ func checkStatefulSets(t *testing.T, r rendered) {
 		if !mounted {
 			t.Errorf("StatefulSet %s: the data volume is not mounted", s.Name)
 		}
-		if c == "redis" && !strings.Contains(strings.Join(s.Spec.Template.Spec.Containers[0].Args, " "), "--appendonly yes") {
-			t.Errorf("StatefulSet %s: Redis without AOF (--appendonly yes): %v", s.Name, s.Spec.Template.Spec.Containers[0].Args)
+		if c == "redis" {
+			args := strings.Join(s.Spec.Template.Spec.Containers[0].Args, " ")
+			for _, want := range []struct{ arg, why string }{
+				{"--appendonly yes", "Redis without AOF"},
+				{"--hash-max-listpack-value 2048", "boundary records would not fit in a listpack (docs/deploy.md, \"Redis memory\")"},
+			} {
+				if !strings.Contains(args, want.arg) {
+					t.Errorf("StatefulSet %s: no %s: %s: %v", s.Name, want.arg, want.why, s.Spec.Template.Spec.Containers[0].Args)
+				}
+			}
 		}
 	}
 	for c := range wantImages {
@@ -936,11 +944,13 @@ func TestChartSchemaRejects(t *testing.T) {
 		{"nodePort out of range", "api.service.nodePort=8080", "nodePort"},
 		{"bad log level", "worker.logLevel=verbose", "logLevel"},
 		{"bad env name", "api.env.not-a-name=1", "env"},
+		{"listpack value below Redis's default", "redis.hashMaxListpackValue=32", "minimum"},
+		{"listpack value removed", "redis.hashMaxListpackValue=null", "hashMaxListpackValue"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			flag := "--set-string"
-			if strings.Contains(tt.set, "nodePort") || strings.Contains(tt.set, "replica") {
+			if strings.Contains(tt.set, "nodePort") || strings.Contains(tt.set, "replica") || strings.Contains(tt.set, "ListpackValue") {
 				flag = "--set"
 			}
 			_, err := run(t, repoRoot(t), helmBin(t), "template", release, chartDir(t), "--kube-version", kubeVersion, flag, tt.set)
@@ -949,6 +959,45 @@ func TestChartSchemaRejects(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error does not mention %q:\n%v", tt.want, err)
+			}
+		})
+	}
+}
+
+// TestChartRedisListpack: Redis's hash-max-listpack-value is
+// redis.hashMaxListpackValue (2048 unless set), so each boundary record stays
+// a listpack.
+func TestChartRedisListpack(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		set  []string
+		want string
+	}{
+		{"default", nil, "2048"},
+		{"raised", []string{"redis.hashMaxListpackValue=4096"}, "4096"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := render(t, valueSet{name: "listpack-" + tt.name, set: tt.set})
+			var found bool
+			for _, o := range r.byKind("StatefulSet") {
+				s := o.obj.(*appsv1.StatefulSet)
+				if s.Spec.Template.Labels["app.kubernetes.io/component"] != "redis" {
+					continue
+				}
+				found = true
+				args := s.Spec.Template.Spec.Containers[0].Args
+				i := slices.Index(args, "--hash-max-listpack-value")
+				if i < 0 || i+1 >= len(args) {
+					t.Fatalf("StatefulSet %s: no --hash-max-listpack-value: %v", s.Name, args)
+				}
+				if args[i+1] != tt.want {
+					t.Errorf("StatefulSet %s: --hash-max-listpack-value %s, want %s", s.Name, args[i+1], tt.want)
+				}
+			}
+			if !found {
+				t.Fatal("no Redis StatefulSet rendered")
 			}
 		})
 	}

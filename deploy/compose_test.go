@@ -217,8 +217,14 @@ func TestComposeServices(t *testing.T) {
 	if cf.Services["worker-1"].Environment["WORKER_INSTANCE"] == cf.Services["worker-2"].Environment["WORKER_INSTANCE"] {
 		t.Error("worker-1 and worker-2 share a WORKER_INSTANCE")
 	}
-	if cmd := strings.Join(cf.Services["redis"].Command, " "); !strings.Contains(cmd, "--appendonly yes") {
-		t.Errorf("redis command %q: AOF must be on", cmd)
+	cmd := strings.Join(cf.Services["redis"].Command, " ")
+	for _, want := range []struct{ arg, why string }{
+		{"--appendonly yes", "AOF must be on"},
+		{"--hash-max-listpack-value 2048", "a boundary record's stored answer must fit in a listpack (docs/deploy.md, \"Redis memory\")"},
+	} {
+		if !strings.Contains(cmd, want.arg) {
+			t.Errorf("redis command %q: no %s: %s", cmd, want.arg, want.why)
+		}
 	}
 }
 

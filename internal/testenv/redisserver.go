@@ -81,8 +81,10 @@ func (r *RedisServer) Start() {
 	if r.cmd != nil || r.closed {
 		return
 	}
+	// hash-max-listpack-value 2048 as every Redis oncepay starts: boundary
+	// records stay listpacks (see scripts/harness).
 	cmd := exec.Command(r.bin, "--port", strconv.Itoa(r.port), "--bind", "127.0.0.1", "--dir", r.dir,
-		"--save", "", "--appendonly", "yes", "--appendfsync", "always")
+		"--save", "", "--appendonly", "yes", "--appendfsync", "always", "--hash-max-listpack-value", "2048")
 	if err := cmd.Start(); err != nil {
 		r.t.Errorf("start redis-server: %v", err)
 		return
