@@ -272,7 +272,7 @@ func sustainedPlot(ss []results.Sustained, path string) error {
 	p.Y.Label.Text = "pending payments"
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Y.Min = 0
-	banded := false
+	legended := map[string]bool{}
 	for i, s := range ss {
 		var pts plotter.XYs
 		for j, y := range s.Pending {
@@ -285,18 +285,27 @@ func sustainedPlot(ss []results.Sustained, path string) error {
 		if !s.OK {
 			held = "did not hold"
 		}
-		for _, span := range rewriteSpans(s.Rewriting, pts) {
-			band, err := plotter.NewLine(span)
-			if err != nil {
-				return err
-			}
-			r, g, b, _ := palette[i%len(palette)].RGBA()
-			band.Color = color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), 0x50}
-			band.Width = vg.Points(9)
-			p.Add(band)
-			if !banded {
-				p.Legend.Add("wide band: Redis rewriting its AOF", band)
-				banded = true
+		r, g, b, _ := palette[i%len(palette)].RGBA()
+		for _, band := range []struct {
+			flags  []bool
+			color  color.Color
+			width  vg.Length
+			legend string
+		}{
+			{s.Vacuuming, color.NRGBA{0, 0, 0, 0x28}, vg.Points(16), "widest grey band: Postgres vacuuming"},
+			{s.Rewriting, color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), 0x60}, vg.Points(8), "wide band: Redis rewriting its AOF"},
+		} {
+			for _, span := range spans(band.flags, pts) {
+				l, err := plotter.NewLine(span)
+				if err != nil {
+					return err
+				}
+				l.Color, l.Width = band.color, band.width
+				p.Add(l)
+				if !legended[band.legend] {
+					p.Legend.Add(band.legend, l)
+					legended[band.legend] = true
+				}
 			}
 		}
 		if err := addLine(p, i, fmt.Sprintf("%.0f payments/s offered (%s)", s.Rate, held), pts); err != nil {
@@ -306,17 +315,17 @@ func sustainedPlot(ss []results.Sustained, path string) error {
 	return p.Save(9*vg.Inch, 4.5*vg.Inch, path)
 }
 
-// rewriteSpans cuts pts (one per sample) into the stretches where
-// rewriting is true, each widened by the sample either side so that a
-// one-sample rewrite still draws a segment.
-func rewriteSpans(rewriting []bool, pts plotter.XYs) []plotter.XYs {
+// spans cuts pts (one per sample) into the stretches where flags is true,
+// each widened by the sample either side so that a one-sample stretch still
+// draws a segment.
+func spans(flags []bool, pts plotter.XYs) []plotter.XYs {
 	var spans []plotter.XYs
-	for i := 0; i < len(rewriting) && i < len(pts); i++ {
-		if !rewriting[i] {
+	for i := 0; i < len(flags) && i < len(pts); i++ {
+		if !flags[i] {
 			continue
 		}
 		j := i
-		for j+1 < len(rewriting) && j+1 < len(pts) && rewriting[j+1] {
+		for j+1 < len(flags) && j+1 < len(pts) && flags[j+1] {
 			j++
 		}
 		lo, hi := max(i-1, 0), min(j+1, len(pts)-1)

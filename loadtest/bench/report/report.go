@@ -268,16 +268,16 @@ func e2e(w io.Writer, r *results.Results) {
 	if len(e.Sustained) > 0 {
 		fmt.Fprintln(w, "\n### Sustained end to end (boundary on, k6 open model)")
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| offered /s | accepted /s | charged /s | p50 ms | p99 ms | pending start → max → end | backlog slope /s | drained in s | Postgres commits per payment | Redis bytes per payment | Redis AOF rewrites (s) | held | why not |")
-		fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---|")
+		fmt.Fprintln(w, "| offered /s | accepted /s | charged /s | p50 ms | p99 ms | pending start → max → end | backlog slope /s | drained in s | Postgres commits per payment | Redis bytes per payment | Redis AOF rewrites (s) | vacuuming s (autovacuumed) | held | why not |")
+		fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---|---|")
 		for _, s := range e.Sustained {
 			held := "yes"
 			if !s.OK {
 				held = "**no**"
 			}
-			fmt.Fprintf(w, "| %.0f | %.1f | %.1f | %.1f | %.1f | %d → %d → %d | %.1f | %.1f | %.2f | %s | %s | %s | %s |\n",
+			fmt.Fprintf(w, "| %.0f | %.1f | %.1f | %.1f | %.1f | %d → %d → %d | %.1f | %.1f | %.2f | %s | %s | %s | %s | %s |\n",
 				s.Rate, s.Phase.Accepted, s.Phase.Charged, s.Phase.P50MS, s.Phase.P99MS, s.PendingStart, s.PendingMax, s.PendingEnd,
-				s.BacklogSlope, s.DrainedIn, s.PGCommits, redisBytes(s), rewrites(s), held, s.Why)
+				s.BacklogSlope, s.DrainedIn, s.PGCommits, redisBytes(s), rewrites(s), vacuums(s), held, s.Why)
 		}
 		fmt.Fprintln(w)
 		fmt.Fprint(w, "CPU (cores) during the sustained runs:\n\n")
@@ -353,11 +353,30 @@ func rewrites(s results.Sustained) string {
 	if s.Rewriting == nil {
 		return "–"
 	}
+	return fmt.Sprintf("%d (%.0f)", s.Phase.AOFRewrites, seconds(s.Rewriting, s.SampleEvery))
+}
+
+// vacuums is a sustained run's seconds sampled with a VACUUM running and
+// the tables autovacuum finished ("–" in runs from before they were
+// recorded).
+func vacuums(s results.Sustained) string {
+	if s.Vacuuming == nil {
+		return "–"
+	}
+	out := fmt.Sprintf("%.0f", seconds(s.Vacuuming, s.SampleEvery))
+	if len(s.Autovacuumed) > 0 {
+		out += " (" + strings.Join(s.Autovacuumed, ", ") + ")"
+	}
+	return out
+}
+
+// seconds is how long flags, sampled every `every` seconds, were true.
+func seconds(flags []bool, every float64) float64 {
 	secs := 0.0
-	for _, r := range s.Rewriting {
-		if r {
-			secs += s.SampleEvery
+	for _, f := range flags {
+		if f {
+			secs += every
 		}
 	}
-	return fmt.Sprintf("%d (%.0f)", s.Phase.AOFRewrites, secs)
+	return secs
 }

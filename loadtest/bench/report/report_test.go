@@ -30,7 +30,8 @@ func TestWriteRendersTablesAndPlots(t *testing.T) {
 				OffAlone: &results.Alone{API: results.Phase{Accepted: 500}, Drain: results.Drain{Backlog: 6000, Charged: 400}}}},
 			Sustained: []results.Sustained{{Rate: 450, Pending: []float64{1, 2, 3, 4}, SampleEvery: 1,
 				Rewriting: []bool{false, true, true, false}, Phase: results.Phase{AOFRewrites: 1},
-				RedisBytesPerPayment: 1003.6, RecordEncoding: "listpack"}},
+				RedisBytesPerPayment: 1003.6, RecordEncoding: "listpack",
+				Vacuuming: []bool{true, true, true, false}, Autovacuumed: []string{"bench.payments"}}},
 		},
 	}
 	dir := t.TempDir()
@@ -43,7 +44,7 @@ func TestWriteRendersTablesAndPlots(t *testing.T) {
 	}
 	for _, want := range []string{"## Targets", "Colocated ceiling: median 750", "| 0.91x (300 vs 330 payments/s accepted) |", "| 0.90x (450 vs 500 payments/s accepted) |",
 		"| 0.95x (380 vs 400 payments/s charged) |", "| 1 | workers alone, boundary off | 400 | | 6000 |", "EVALSHA begin.lua",
-		"| 1004 (listpack) | 1 (2) |"} {
+		"| 1004 (listpack) | 1 (2) | 3 (bench.payments) |"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)
 		}

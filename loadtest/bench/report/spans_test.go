@@ -6,10 +6,10 @@ import (
 	"gonum.org/v1/plot/plotter"
 )
 
-func TestRewriteSpansWidenEachStretchByASample(t *testing.T) {
+func TestSpansWidenEachStretchByASample(t *testing.T) {
 	t.Parallel()
 	pts := plotter.XYs{{X: 1}, {X: 2}, {X: 3}, {X: 4}, {X: 5}, {X: 6}}
-	got := rewriteSpans([]bool{true, false, false, true, true, false}, pts)
+	got := spans([]bool{true, false, false, true, true, false}, pts)
 	want := [][]float64{{1, 2}, {3, 4, 5, 6}}
 	if len(got) != len(want) {
 		t.Fatalf("%d spans, want %d: %v", len(got), len(want), got)
@@ -28,7 +28,7 @@ func TestRewriteSpansWidenEachStretchByASample(t *testing.T) {
 			}
 		}
 	}
-	if got := rewriteSpans(nil, pts); len(got) != 0 {
+	if got := spans(nil, pts); len(got) != 0 {
 		t.Errorf("no samples: %v", got)
 	}
 }

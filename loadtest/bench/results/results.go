@@ -324,6 +324,11 @@ type Sustained struct {
 	// Rewriting says, per sample of Pending, whether Redis was rewriting its
 	// AOF at that moment (nil in runs from before it was recorded).
 	Rewriting []bool `json:"aof_rewriting,omitempty"`
+	// Vacuuming says, per sample, whether a VACUUM ran in the end-to-end
+	// databases (pg_stat_progress_vacuum); Autovacuumed lists the tables
+	// ("database.table") that autovacuum finished during the run.
+	Vacuuming    []bool   `json:"vacuuming,omitempty"`
+	Autovacuumed []string `json:"autovacuumed,omitempty"`
 	// RedisBytesPerPayment is Redis's used_memory after the run less before,
 	// per payment accepted: the boundary record each payment leaves (kept
 	// for the record TTL). RecordEncoding is Redis's encoding of a record

@@ -402,7 +402,9 @@ func (b *bench) e2eRoots(all []*variant) map[string][]int {
 // sustainSearch runs the whole pipeline (boundary on) at fixed rates, as
 // fractions of the colocated ceiling C: 0.6C (the target) first; if that
 // holds, 0.7C and 0.8C; if not, 0.4C, then 0.5C if 0.4C held or 0.3C and
-// 0.2C while they do not. A quick run tries 0.6C and, if it fails, 0.4C.
+// 0.2C while they do not; then once halfway between the highest rate that
+// held and the lowest that failed (0.45C when 0.4C held and 0.5C failed).
+// At most five runs; a quick run tries 0.6C and, if it fails, 0.4C.
 func (b *bench) sustainSearch(ctx context.Context, e *results.E2E, on, off *variant) error {
 	ceiling := b.cfg.Ceiling
 	if b.res.Coloc != nil && b.res.Coloc.Ceiling() > 0 {
@@ -412,7 +414,7 @@ func (b *bench) sustainSearch(ctx context.Context, e *results.E2E, on, off *vari
 		b.note("no colocated ceiling: the sustained run is skipped")
 		return nil
 	}
-	tries := 4
+	tries := 5
 	if b.cfg.Quick {
 		tries = 2
 	}
@@ -425,9 +427,9 @@ func (b *bench) sustainSearch(ctx context.Context, e *results.E2E, on, off *vari
 			return err
 		}
 		e.Sustained = append(e.Sustained, s)
-		b.logf("  sustained %.0f/s (%.1fC): held %v %s (accepted %d, charged %d, backlog %d -> %d, slope %.1f/s; Redis %.0f bytes per payment, %s records, %d AOF rewrite(s))",
+		b.logf("  sustained %.0f/s (%.1fC): held %v %s (accepted %d, charged %d, backlog %d -> %d, slope %.1f/s; Redis %.0f bytes per payment, %s records, %d AOF rewrite(s); autovacuum of %v)",
 			rate, frac, s.OK, s.Why, s.Accepted, s.Charged, s.PendingStart, s.PendingEnd, s.BacklogSlope,
-			s.RedisBytesPerPayment, s.RecordEncoding, s.Phase.AOFRewrites)
+			s.RedisBytesPerPayment, s.RecordEncoding, s.Phase.AOFRewrites, s.Autovacuumed)
 		if s.OK {
 			held = append(held, frac)
 		} else {
@@ -442,21 +444,31 @@ func (b *bench) sustainSearch(ctx context.Context, e *results.E2E, on, off *vari
 	return nil
 }
 
-// nextFraction picks the next fraction of the ceiling to try, or 0 to stop.
+// nextFraction picks the next fraction of the ceiling to try, or 0 to stop:
+// steps of 0.1 until a rate fails above one that held, then once halfway
+// (0.05) between the two.
 func nextFraction(frac float64, ok bool, held, failed []float64) float64 {
-	lowestFailed := 10.0
+	const eps = 1e-9
+	lowestFailed, highestHeld := 10.0, 0.0
 	for _, f := range failed {
 		lowestFailed = min(lowestFailed, f)
 	}
+	for _, f := range held {
+		highestHeld = max(highestHeld, f)
+	}
 	switch {
-	case ok && frac+0.1 < lowestFailed-1e-9 && frac < 0.85:
+	case ok && frac+0.1 < lowestFailed-eps && frac < 0.85:
 		return frac + 0.1
+	case ok && frac+0.05 < lowestFailed-eps && len(failed) > 0:
+		return frac + 0.05
 	case ok:
 		return 0
-	case frac >= 0.6-1e-9 && len(held) == 0:
+	case frac >= 0.6-eps && len(held) == 0:
 		return 0.4
 	case len(held) == 0 && frac > 0.25:
 		return frac - 0.1
+	case len(held) > 0 && highestHeld+0.05 < frac-eps:
+		return highestHeld + 0.05
 	}
 	return 0
 }
@@ -485,6 +497,7 @@ func (b *bench) sustain(ctx context.Context, rate float64, v *variant, all []*va
 	run := fmt.Sprintf("sus-%.0f", rate)
 	commits0 := b.pgCommits(ctx)
 	redis0, redisOK := b.redisNow(ctx)
+	vacuums0 := b.autovacuums(ctx)
 	span := cpu.Start(b.e2eRoots(all))
 	load := cpu.LoadAvg()
 	t0 := time.Now()
@@ -499,6 +512,7 @@ func (b *bench) sustain(ctx context.Context, rate float64, v *variant, all []*va
 		mu        sync.Mutex
 		samples   []float64
 		rewriting []bool
+		vacuuming []bool
 		stop      = make(chan struct{})
 		done      = make(chan struct{})
 	)
@@ -514,9 +528,11 @@ func (b *bench) sustain(ctx context.Context, rate float64, v *variant, all []*va
 			}
 			if n, err := b.pending(ctx); err == nil {
 				r, _ := b.redisNow(ctx)
+				vac := b.vacuuming(ctx)
 				mu.Lock()
 				samples = append(samples, float64(n))
 				rewriting = append(rewriting, r.Rewriting)
+				vacuuming = append(vacuuming, vac)
 				mu.Unlock()
 			}
 		}
@@ -536,6 +552,7 @@ func (b *bench) sustain(ctx context.Context, rate float64, v *variant, all []*va
 		return s, err
 	}
 	s.Phase.AOFRewrites = b.aofRewritesSince(ctx, run, redis0, redisOK)
+	s.Autovacuumed = autovacuumedSince(vacuums0, b.autovacuums(ctx))
 	s.DrainedIn = b.drain(ctx, 2*time.Minute) // settle the run's payments before counting commits
 	// after the drain, so that the workers' half of each record is in
 	if redis1, ok := b.redisNow(ctx); ok && redisOK && k.Accepted > 0 {
@@ -545,7 +562,7 @@ func (b *bench) sustain(ctx context.Context, rate float64, v *variant, all []*va
 	if k.Accepted > 0 {
 		s.PGCommits = float64(b.pgCommits(ctx)-commits0) / float64(k.Accepted)
 	}
-	s.Pending, s.Rewriting = samples, rewriting
+	s.Pending, s.Rewriting, s.Vacuuming = samples, rewriting, vacuuming
 	for _, x := range samples {
 		s.PendingMax = max(s.PendingMax, int(x))
 	}
@@ -570,6 +587,9 @@ func (b *bench) sustain(ctx context.Context, rate float64, v *variant, all []*va
 	}
 	if !s.OK && s.Phase.AOFRewrites > 0 {
 		s.Why += fmt.Sprintf("; Redis rewrote its AOF during the run (%d×)", s.Phase.AOFRewrites)
+	}
+	if !s.OK && len(s.Autovacuumed) > 0 {
+		s.Why += "; autovacuum of " + strings.Join(s.Autovacuumed, ", ") + " during the run"
 	}
 	s.Phase.DrainedIn = s.DrainedIn
 	return s, nil

@@ -92,9 +92,14 @@ func TestNextFraction(t *testing.T) {
 		{"target holds: try higher", 0.6, true, []float64{0.6}, nil, 0.7},
 		{"target fails: try 0.4", 0.6, false, nil, []float64{0.6}, 0.4},
 		{"0.4 holds below a failed 0.6: try 0.5", 0.4, true, []float64{0.4}, []float64{0.6}, 0.5},
-		{"0.5 holds below a failed 0.6: stop", 0.5, true, []float64{0.4, 0.5}, []float64{0.6}, 0},
-		{"0.5 fails above a held 0.4: stop", 0.5, false, []float64{0.4}, []float64{0.6, 0.5}, 0},
+		{"0.5 holds below a failed 0.6: halfway", 0.5, true, []float64{0.4, 0.5}, []float64{0.6}, 0.55},
+		{"0.55 holds below a failed 0.6: stop", 0.55, true, []float64{0.4, 0.5, 0.55}, []float64{0.6}, 0},
+		{"0.5 fails above a held 0.4: halfway", 0.5, false, []float64{0.4}, []float64{0.6, 0.5}, 0.45},
+		{"0.45 holds below a failed 0.5: stop", 0.45, true, []float64{0.4, 0.45}, []float64{0.6, 0.5}, 0},
+		{"0.45 fails above a held 0.4: stop", 0.45, false, []float64{0.4}, []float64{0.6, 0.5, 0.45}, 0},
+		{"0.7 fails above a held 0.6: halfway", 0.7, false, []float64{0.6}, []float64{0.7}, 0.65},
 		{"0.4 fails: go down", 0.4, false, nil, []float64{0.6, 0.4}, 0.3},
+		{"0.3 holds below a failed 0.4: halfway", 0.3, true, []float64{0.3}, []float64{0.6, 0.4}, 0.35},
 		{"0.2 fails: stop", 0.2, false, nil, []float64{0.6, 0.4, 0.3, 0.2}, 0},
 	}
 	for _, tt := range tests {
@@ -123,5 +128,15 @@ func TestParseInfo(t *testing.T) {
 	want := map[string]float64{"loading": 0, "aof_rewrite_in_progress": 1, "aof_rewrites": 3, "used_memory": 57286312}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("parseInfo (-want +got):\n%s", diff)
+	}
+}
+
+func TestAutovacuumedSince(t *testing.T) {
+	t.Parallel()
+	before := map[string]int{"bench.payments": 2, "bench.outbox": 1, "benchpsp.psp_calls": 0}
+	after := map[string]int{"bench.payments": 3, "bench.outbox": 1, "benchpsp.psp_calls": 1, "bench.charge_takeovers": 0}
+	got := autovacuumedSince(before, after)
+	if diff := cmp.Diff([]string{"bench.payments", "benchpsp.psp_calls"}, got); diff != "" {
+		t.Errorf("autovacuumedSince (-want +got):\n%s", diff)
 	}
 }

@@ -2,9 +2,15 @@ package main
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 )
+
+// This file reads the maintenance work that competes with a phase for CPU:
+// Redis's AOF rewrites and Postgres's (auto)vacuums.
 
 // redisState is what bench reads from Redis's INFO around a phase: the AOF
 // rewrites so far (each one forks Redis and serialises the whole dataset:
@@ -73,4 +79,47 @@ func (b *bench) aofRewritesSince(ctx context.Context, run string, before redisSt
 		b.note("%s: Redis rewrote its AOF during the phase (%d rewrite(s)); the phase competed with it for CPU", run, n)
 	}
 	return n
+}
+
+// vacuuming reports whether a VACUUM (autovacuum or not) is running in one
+// of the end-to-end databases now (pg_stat_progress_vacuum).
+func (b *bench) vacuuming(ctx context.Context) bool {
+	var n int
+	_ = b.cl.e2e.QueryRow(ctx, `SELECT count(*) FROM pg_stat_progress_vacuum WHERE datname = ANY($1)`,
+		[]string{dbE2E, dbPSP}).Scan(&n)
+	return n > 0
+}
+
+// autovacuums returns pg_stat_user_tables.autovacuum_count of every table
+// of the end-to-end databases, by "database.table".
+func (b *bench) autovacuums(ctx context.Context) map[string]int {
+	out := map[string]int{}
+	for db, pool := range map[string]*pgxpool.Pool{dbE2E: b.cl.e2e, dbPSP: b.cl.psp} {
+		rows, err := pool.Query(ctx, `SELECT relname, autovacuum_count FROM pg_stat_user_tables`)
+		if err != nil {
+			continue
+		}
+		for rows.Next() {
+			var name string
+			var n int
+			if rows.Scan(&name, &n) == nil {
+				out[db+"."+name] = n
+			}
+		}
+		rows.Close()
+	}
+	return out
+}
+
+// autovacuumedSince lists, sorted, the tables autovacuum finished since
+// before.
+func autovacuumedSince(before, after map[string]int) []string {
+	var out []string
+	for t, n := range after {
+		if n > before[t] {
+			out = append(out, t)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
