@@ -427,7 +427,7 @@ func (b *bench) sustainSearch(ctx context.Context, e *results.E2E, on, off *vari
 			return err
 		}
 		e.Sustained = append(e.Sustained, s)
-		b.logf("  sustained %.0f/s (%.1fC): held %v %s (accepted %d, charged %d, backlog %d -> %d, slope %.1f/s; Redis %.0f bytes per payment, %s records, %d AOF rewrite(s); autovacuum of %v)",
+		b.logf("  sustained %.0f/s (%.2gC): held %v %s (accepted %d, charged %d, backlog %d -> %d, slope %.1f/s; Redis %.0f bytes per payment, %s records, %d AOF rewrite(s); autovacuum of %v)",
 			rate, frac, s.OK, s.Why, s.Accepted, s.Charged, s.PendingStart, s.PendingEnd, s.BacklogSlope,
 			s.RedisBytesPerPayment, s.RecordEncoding, s.Phase.AOFRewrites, s.Autovacuumed)
 		if s.OK {
