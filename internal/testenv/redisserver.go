@@ -6,6 +6,7 @@ import (
 	"net"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -134,4 +135,67 @@ func (r *RedisServer) Outage(d time.Duration) <-chan struct{} {
 		r.Start()
 	}()
 	return back
+}
+
+// fillMargin is how far Fill puts the used memory above maxmemory: far more
+// than the few KB that client buffers move it by, so the server stays full.
+const fillMargin = 512 << 10
+
+// Fill makes the server full, as a production Redis with maxmemory and
+// maxmemory-policy noeviction gets full: it writes 1 MiB of filler
+// (testenv:fill), then sets maxmemory-policy noeviction and maxmemory 512
+// KiB below the memory then in use. (maxmemory is set after the write
+// because Redis counts the write's own query buffer: a 1 MiB write against
+// a limit 512 KiB away would be refused, and small writes up to the limit
+// leave it a few bytes away, where buffers come and go.) From then on Redis
+// refuses every command that may grow memory, a script's first write
+// included, with "OOM command not allowed when used memory > 'maxmemory'",
+// and still answers reads and deletes. Fill fails the test unless a write
+// is refused so afterwards. Unfill ends it.
+func (r *RedisServer) Fill() {
+	r.t.Helper()
+	ctx := context.Background()
+	c := r.Client()
+	if err := c.Set(ctx, "testenv:fill", strings.Repeat("x", 1<<20), 0).Err(); err != nil {
+		r.t.Fatalf("fill: write the filler: %v", err)
+	}
+	used := r.usedMemory(c)
+	if err := c.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err(); err != nil {
+		r.t.Fatalf("fill: CONFIG SET maxmemory-policy noeviction: %v", err)
+	}
+	if err := c.ConfigSet(ctx, "maxmemory", strconv.FormatInt(used-fillMargin, 10)).Err(); err != nil {
+		r.t.Fatalf("fill: CONFIG SET maxmemory: %v", err)
+	}
+	if err := c.Set(ctx, "testenv:fill:probe", "x", 0).Err(); !redis.IsOOMError(err) {
+		r.t.Fatalf("fill: with used_memory %d above maxmemory %d a SET answered %v, want an OOM error", used, used-fillMargin, err)
+	}
+}
+
+// Unfill lifts the limit that Fill set (CONFIG SET maxmemory 0): Redis
+// accepts writes again. The filler stays.
+func (r *RedisServer) Unfill() {
+	r.t.Helper()
+	if err := r.Client().ConfigSet(context.Background(), "maxmemory", "0").Err(); err != nil {
+		r.t.Fatalf("unfill: CONFIG SET maxmemory 0: %v", err)
+	}
+}
+
+// usedMemory returns INFO memory's used_memory.
+func (r *RedisServer) usedMemory(c *redis.Client) int64 {
+	r.t.Helper()
+	info, err := c.Info(context.Background(), "memory").Result()
+	if err != nil {
+		r.t.Fatalf("INFO memory: %v", err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				r.t.Fatalf("INFO memory: used_memory %q: %v", v, err)
+			}
+			return n
+		}
+	}
+	r.t.Fatalf("INFO memory has no used_memory: %s", info)
+	return 0
 }

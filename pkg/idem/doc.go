@@ -28,7 +28,9 @@
 // Redis is the fast path, not the source of truth: callers keep a durable
 // backstop (a unique constraint, a compare-and-set) for the case where Redis
 // loses its data. Every error that is not a decision of the state machine is
-// reported as ErrUnavailable, so callers can fail closed.
+// reported as ErrUnavailable, so callers can fail closed. Redis out of memory
+// (maxmemory reached, policy noeviction) is ErrFull, a kind of ErrUnavailable:
+// nothing new is claimed or completed, completed stages are still replayed.
 //
 // The package imports only the standard library, go-redis and the lua package;
 // metrics reach the caller through Config.Observe.

@@ -48,8 +48,10 @@ func (l *Lease) Expires() time.Time {
 // Complete stores result and marks the stage COMPLETED, raising the key TTL
 // to the retention. It returns ErrLost, writing nothing, when another owner
 // has taken the stage over (or it was released or forgotten), and
-// ErrUnavailable when Redis fails (the outcome is then unknown). Calling it
-// again after success returns nil. One Redis round trip.
+// ErrUnavailable when Redis fails (the outcome is then unknown); ErrFull
+// (also ErrUnavailable) when Redis is out of memory: nothing was written and
+// the stage stays PENDING. Calling it again after success returns nil. One
+// Redis round trip.
 func (l *Lease) Complete(ctx context.Context, result []byte) error {
 	err := l.run(ctx, OpComplete, l.store.complete, result, l.store.cfg.Retention.Milliseconds())
 	if err == nil {
@@ -60,7 +62,8 @@ func (l *Lease) Complete(ctx context.Context, result []byte) error {
 
 // Release gives the stage back after a retryable failure, so the next Begin
 // acquires at once. It returns ErrLost when the caller no longer owns the
-// stage and ErrUnavailable when Redis fails.
+// stage and ErrUnavailable when Redis fails. It only deletes fields, so it
+// works while Redis is out of memory.
 func (l *Lease) Release(ctx context.Context) error {
 	err := l.run(ctx, OpRelease, l.store.release)
 	if err == nil {
@@ -71,7 +74,7 @@ func (l *Lease) Release(ctx context.Context) error {
 
 // Extend moves the lease end to now (Redis TIME) + the store's lease. It
 // returns ErrLost when the caller no longer owns the stage and
-// ErrUnavailable when Redis fails.
+// ErrUnavailable when Redis fails (ErrFull when it is out of memory).
 func (l *Lease) Extend(ctx context.Context) error {
 	return l.run(ctx, OpExtend, l.store.extend, l.store.cfg.Lease.Milliseconds())
 }

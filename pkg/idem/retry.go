@@ -22,7 +22,8 @@ type Backoff struct {
 
 // Retry calls op until it returns anything but an ErrUnavailable error,
 // and returns that: nil, ErrLost or any other error ends it at once, since
-// only "Redis did not answer" can change by waiting. Between calls it
+// only "Redis did not answer" (or "Redis is full", ErrFull, which matches
+// ErrUnavailable) can change by waiting. Between calls it
 // pauses for a random half to all of the current pause, which starts at
 // b.Initial and doubles up to b.Max. The last call starts when b.Limit has
 // passed since Retry began, if not before; when that call fails too, or

@@ -102,8 +102,11 @@ type Claim struct {
 // It returns a Claim with Outcome Acquired (and a Lease) or Completed (and
 // the stored Result). It returns an *InProgressError (errors.Is
 // ErrInProgress) while another owner's lease is live, ErrMismatch when the
-// stage holds another fingerprint, and ErrUnavailable when Redis fails. One
-// Redis round trip.
+// stage holds another fingerprint, and ErrUnavailable when Redis fails.
+// When Redis is out of memory the error is ErrFull (which also matches
+// ErrUnavailable) wherever the stage would have to be written (absent,
+// released, or an expired lease to take over); a COMPLETED stage is still
+// replayed, since that only reads. One Redis round trip.
 func (s *Store) Begin(ctx context.Context, k Key, stage, fingerprint string) (Claim, error) {
 	start := time.Now()
 	owner, err := newOwner()
