@@ -42,8 +42,8 @@ type work func(ctx context.Context, w http.ResponseWriter) error
 //     answers the same payment; or the retry time ran out).
 //   - Completed: the stored answer is replayed byte for byte, plus
 //     Idempotent-Replayed: true.
-//   - Errors of Begin (in progress, mismatch, unavailable) are returned
-//     for problemFor to map (409, 422, 503).
+//   - Errors of Begin (in progress, mismatch, unavailable, out of memory)
+//     are returned for problemFor to map (409, 422, 503, 503).
 func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key idem.Key, fingerprint string, do work) error {
 	claim, err := s.boundary.Begin(r.Context(), key, stageAPI, fingerprint)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/oncepay/oncepay/pkg/idem"
@@ -57,6 +58,10 @@ func invalidRequest(errs ...fieldError) *problem {
 	return p
 }
 
+// retryAfterFull is the Retry-After of the 503 that answers a new payment
+// while the idempotency store is out of memory (idem.ErrFull).
+const retryAfterFull = 5 * time.Second
+
 // problemFor maps an error to the problem that answers it: the one place
 // where errors become status codes.
 func problemFor(err error) *problem {
@@ -76,6 +81,14 @@ func problemFor(err error) *problem {
 	case errors.Is(err, idem.ErrMismatch), errors.Is(err, payments.ErrKeyReused):
 		return newProblem(http.StatusUnprocessableEntity, "idempotency-key-reused", "Idempotency key reused",
 			"this Idempotency-Key was first used with a different request; use a new key for a new payment")
+	case errors.Is(err, idem.ErrFull): // before ErrUnavailable, which it also matches
+		// Redis refuses writes (maxmemory, noeviction): no new payment can
+		// be claimed, so none is created. Replays still answer: they only
+		// read. Memory frees as records expire or when Redis gets more, not
+		// within a second, hence the longer Retry-After.
+		return newProblem(http.StatusServiceUnavailable, "unavailable", "Service unavailable",
+			"the idempotency store is out of memory; nothing was done, retry later with the same key").
+			with("Retry-After", strconv.Itoa(int(retryAfterFull.Seconds())))
 	case errors.Is(err, idem.ErrUnavailable):
 		return newProblem(http.StatusServiceUnavailable, "unavailable", "Service unavailable",
 			"the idempotency store is unreachable; nothing was done, retry later with the same key").

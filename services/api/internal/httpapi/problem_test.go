@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,6 +30,8 @@ func TestProblemFor(t *testing.T) {
 		{"backstop mismatch", fmt.Errorf("create: %w", payments.ErrKeyReused), http.StatusUnprocessableEntity, "idempotency-key-reused", ""},
 		{"redis unavailable", fmt.Errorf("begin: %w: %w", idem.ErrUnavailable, errors.New("dial tcp: refused")),
 			http.StatusServiceUnavailable, "unavailable", "1"},
+		{"redis out of memory", fmt.Errorf("idem: begin k: %w: %w", idem.ErrFull, errors.New("OOM command not allowed when used memory > 'maxmemory'")),
+			http.StatusServiceUnavailable, "unavailable", "5"},
 		{"not found", fmt.Errorf("get: %w", payments.ErrNotFound), http.StatusNotFound, "not-found", ""},
 		{"body too large", &http.MaxBytesError{Limit: maxBodyBytes}, http.StatusRequestEntityTooLarge, "body-too-large", ""},
 		{"a problem is itself", invalidRequest(fieldError{"amount", "is required"}), http.StatusBadRequest, "invalid-request", ""},
@@ -45,6 +48,21 @@ func TestProblemFor(t *testing.T) {
 				t.Errorf("Retry-After = %q, want %q", got, tt.wantRetryAfter)
 			}
 		})
+	}
+}
+
+// TestProblemForNamesAFullStore: the 503 for an out-of-memory idempotency
+// store (idem.ErrFull, which also matches idem.ErrUnavailable) says so,
+// rather than calling the store unreachable.
+func TestProblemForNamesAFullStore(t *testing.T) {
+	t.Parallel()
+	full := problemFor(fmt.Errorf("idem: begin k: %w: %w", idem.ErrFull, errors.New("OOM command not allowed when used memory > 'maxmemory'")))
+	if !strings.Contains(full.Detail, "out of memory") || strings.Contains(full.Detail, "unreachable") {
+		t.Errorf("full store: detail %q, want it to name the store out of memory", full.Detail)
+	}
+	down := problemFor(fmt.Errorf("begin: %w: %w", idem.ErrUnavailable, errors.New("dial tcp: refused")))
+	if !strings.Contains(down.Detail, "unreachable") {
+		t.Errorf("unreachable store: detail %q", down.Detail)
 	}
 }
 

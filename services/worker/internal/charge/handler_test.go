@@ -5,9 +5,11 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/oncepay/oncepay/internal/testenv"
 	"github.com/oncepay/oncepay/pkg/idem"
 	"github.com/oncepay/oncepay/services/psp/pspclient"
 	"github.com/prometheus/client_golang/prometheus"
@@ -51,6 +53,32 @@ func TestHandlerFailsClosedWithoutRedis(t *testing.T) {
 	outcome, err := h.Handle(context.Background(), goodMessage())
 	if outcome != metrics.RedisDown || !errors.Is(err, idem.ErrUnavailable) {
 		t.Errorf("Handle = %q, %v; want redis_unavailable wrapping idem.ErrUnavailable", outcome, err)
+	}
+}
+
+// With Redis out of memory (maxmemory reached, policy noeviction) the charge
+// stage cannot be claimed: the handler fails closed as without Redis,
+// nothing is read, charged or written, and the message goes to a delayed
+// retry (not acked, not dead-lettered).
+func TestHandlerFailsClosedOnAFullRedis(t *testing.T) {
+	t.Parallel()
+	srv := testenv.StartRedis(t)
+	srv.Fill()
+	m, err := metrics.New(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewHandler(Deps{
+		Boundary: IdemBoundary(idem.New(srv.Client(), idem.Config{Timeout: time.Second})),
+		Payments: untouchable{t}, PSP: untouchable{t}, PSPTimeout: time.Second,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: m,
+	})
+	outcome, err := h.Handle(context.Background(), goodMessage())
+	if outcome != metrics.RedisDown || !errors.Is(err, idem.ErrFull) || !errors.Is(err, idem.ErrUnavailable) {
+		t.Errorf("Handle = %q, %v; want redis_unavailable wrapping idem.ErrFull (and idem.ErrUnavailable)", outcome, err)
+	}
+	if err != nil && !strings.HasPrefix(err.Error(), "retry after") { // consumer.Retry's error
+		t.Errorf("Handle returned %v, want a consumer.Retry", err)
 	}
 }
 
