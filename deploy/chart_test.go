@@ -693,6 +693,12 @@ func checkStatefulSets(t *testing.T, r rendered) {
 					t.Errorf("StatefulSet %s: no %s: %s: %v", s.Name, want.arg, want.why, s.Spec.Template.Spec.Containers[0].Args)
 				}
 			}
+			c := s.Spec.Template.Spec.Containers[0]
+			if limit, ok := c.Resources.Limits[corev1.ResourceMemory]; !ok {
+				t.Errorf("StatefulSet %s: Redis without a memory limit", s.Name)
+			} else {
+				checkRedisMemoryArgs(t, "StatefulSet "+s.Name, c.Args, limit.Value())
+			}
 		}
 	}
 	for c := range wantImages {
@@ -946,11 +952,15 @@ func TestChartSchemaRejects(t *testing.T) {
 		{"bad env name", "api.env.not-a-name=1", "env"},
 		{"listpack value below Redis's default", "redis.hashMaxListpackValue=32", "minimum"},
 		{"listpack value removed", "redis.hashMaxListpackValue=null", "hashMaxListpackValue"},
+		{"maxmemory 0 (no limit)", "redis.maxmemory=0", "maxmemory"},
+		{"maxmemory in Kubernetes units", "redis.maxmemory=192Mi", "maxmemory"},
+		{"maxmemory removed", "redis.maxmemory=null", "maxmemory"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			flag := "--set-string"
-			if strings.Contains(tt.set, "nodePort") || strings.Contains(tt.set, "replica") || strings.Contains(tt.set, "ListpackValue") {
+			if strings.Contains(tt.set, "nodePort") || strings.Contains(tt.set, "replica") || strings.Contains(tt.set, "ListpackValue") ||
+				strings.HasSuffix(tt.set, "=null") {
 				flag = "--set"
 			}
 			_, err := run(t, repoRoot(t), helmBin(t), "template", release, chartDir(t), "--kube-version", kubeVersion, flag, tt.set)

@@ -226,6 +226,11 @@ func TestComposeServices(t *testing.T) {
 			t.Errorf("redis command %q: no %s: %s", cmd, want.arg, want.why)
 		}
 	}
+	if limit, err := dockerMemory(cf.Services["redis"].MemLimit); err != nil {
+		t.Errorf("redis: %v", err)
+	} else {
+		checkRedisMemoryArgs(t, "redis command", cf.Services["redis"].Command, limit)
+	}
 }
 
 // TestComposeEnvironment: every variable set for an oncepay container is one
