@@ -166,7 +166,7 @@ func TestShutdownWaitsForEndRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 5*time.Second, "the request retrying its Complete", func() bool {
-		return a.logs.index("boundary: Redis did not answer; retrying before sending the answer", map[string]any{"op": "complete"}) >= 0
+		return a.logs.index("boundary: could not end the stage in Redis (unreachable or full); retrying before sending the answer", map[string]any{"op": "complete"}) >= 0
 	})
 
 	start := time.Now()

@@ -120,7 +120,7 @@ func (s *Server) endLease(ctx context.Context, key idem.Key, status int, op idem
 		s.metrics.IdemLeaseEndRetries.WithLabelValues(string(op), metrics.EndGaveUp).Inc()
 		return err
 	}
-	log.WarnContext(ctx, "boundary: Redis did not answer; retrying before sending the answer",
+	log.WarnContext(ctx, "boundary: could not end the stage in Redis (unreachable or full); retrying before sending the answer",
 		"retry_for", s.endRetry.String(), "err", err)
 	start := time.Now()
 	rctx, cancel := context.WithTimeout(ctx, s.endRetry)
