@@ -183,19 +183,13 @@ func (r *RedisServer) Unfill() {
 // usedMemory returns INFO memory's used_memory.
 func (r *RedisServer) usedMemory(c *redis.Client) int64 {
 	r.t.Helper()
-	info, err := c.Info(context.Background(), "memory").Result()
-	if err != nil {
+	info := c.InfoMap(context.Background(), "memory")
+	if err := info.Err(); err != nil {
 		r.t.Fatalf("INFO memory: %v", err)
 	}
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				r.t.Fatalf("INFO memory: used_memory %q: %v", v, err)
-			}
-			return n
-		}
+	n, err := strconv.ParseInt(info.Item("Memory", "used_memory"), 10, 64)
+	if err != nil {
+		r.t.Fatalf("INFO memory: used_memory: %v", err)
 	}
-	r.t.Fatalf("INFO memory has no used_memory: %s", info)
-	return 0
+	return n
 }

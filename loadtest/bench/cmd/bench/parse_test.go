@@ -121,16 +121,6 @@ func TestWithDB(t *testing.T) {
 	}
 }
 
-func TestParseInfo(t *testing.T) {
-	t.Parallel()
-	raw := "# Persistence\r\nloading:0\r\naof_rewrite_in_progress:1\r\naof_rewrites:3\r\naof_last_bgrewrite_status:ok\r\n\r\n# Memory\r\nused_memory:57286312\r\nused_memory_human:54.63M\r\n"
-	got := parseInfo(raw)
-	want := map[string]float64{"loading": 0, "aof_rewrite_in_progress": 1, "aof_rewrites": 3, "used_memory": 57286312}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("parseInfo (-want +got):\n%s", diff)
-	}
-}
-
 func TestAutovacuumedSince(t *testing.T) {
 	t.Parallel()
 	before := map[string]int{"bench.payments": 2, "bench.outbox": 1, "benchpsp.psp_calls": 0}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -24,31 +23,14 @@ type redisState struct {
 
 // redisNow reads redisState; ok is false if Redis did not answer.
 func (b *bench) redisNow(ctx context.Context) (s redisState, ok bool) {
-	raw, err := b.cl.rdb.Info(ctx, "persistence", "memory").Result()
-	if err != nil {
+	info := b.cl.rdb.InfoMap(ctx, "persistence", "memory")
+	if info.Err() != nil {
 		return s, false
 	}
-	f := parseInfo(raw)
-	s.AOFRewrites = int(f["aof_rewrites"])
-	s.Rewriting = f["aof_rewrite_in_progress"] == 1
-	s.UsedMemory = f["used_memory"]
+	s.AOFRewrites, _ = strconv.Atoi(info.Item("Persistence", "aof_rewrites"))
+	s.Rewriting = info.Item("Persistence", "aof_rewrite_in_progress") == "1"
+	s.UsedMemory, _ = strconv.ParseFloat(info.Item("Memory", "used_memory"), 64)
 	return s, true
-}
-
-// parseInfo reads the numeric fields of an INFO answer ("name:value" lines;
-// sections, comments and non-numeric values are skipped).
-func parseInfo(raw string) map[string]float64 {
-	out := map[string]float64{}
-	for _, line := range strings.Split(raw, "\n") {
-		name, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || strings.HasPrefix(name, "#") {
-			continue
-		}
-		if x, err := strconv.ParseFloat(v, 64); err == nil {
-			out[name] = x
-		}
-	}
-	return out
 }
 
 // recordEncoding is Redis's encoding of one boundary record (OBJECT
