@@ -84,12 +84,9 @@ func (h *Handler) Handle(ctx context.Context, m consumer.Message) (string, error
 	case errors.Is(err, idem.ErrMismatch):
 		log.Error("idempotency key already used for another payment", "err", err)
 		return metrics.DeadLettered, consumer.Reject(err)
-	case errors.Is(err, idem.ErrFull):
-		// Redis refuses writes (maxmemory, noeviction): the stage cannot be
-		// claimed, so nothing is charged. Retried like an unreachable store.
-		log.Warn("idempotency store is out of memory; not charging (fail closed)", "err", err)
-		return metrics.RedisDown, consumer.Retry(err, 0)
 	case err != nil:
+		// Redis unreachable, or full (idem.ErrFull, also ErrUnavailable:
+		// err says which): the stage cannot be claimed, nothing is charged.
 		log.Warn("boundary unavailable; not charging (fail closed)", "err", err)
 		return metrics.RedisDown, consumer.Retry(err, 0)
 	case claim.Outcome == idem.Completed:
