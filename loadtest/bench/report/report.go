@@ -265,28 +265,34 @@ func e2e(w io.Writer, r *results.Results) {
 			phaseRow(w, fmt.Sprintf("%d", i+1), off, l.Off)
 		}
 	}
-	if len(e.Sustained) > 0 {
-		fmt.Fprintln(w, "\n### Sustained end to end (boundary on, k6 open model)")
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| offered /s | accepted /s | charged /s | p50 ms | p99 ms | pending start → max → end | backlog slope /s | drained in s | Postgres commits per payment | Redis bytes per payment | Redis AOF rewrites (s) | vacuuming s (autovacuumed) | held | why not |")
-		fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---|---|")
-		for _, s := range e.Sustained {
-			held := "yes"
-			if !s.OK {
-				held = "**no**"
-			}
-			fmt.Fprintf(w, "| %.0f | %.1f | %.1f | %.1f | %.1f | %d → %d → %d | %.1f | %.1f | %.2f | %s | %s | %s | %s | %s |\n",
-				s.Rate, s.Phase.Accepted, s.Phase.Charged, s.Phase.P50MS, s.Phase.P99MS, s.PendingStart, s.PendingMax, s.PendingEnd,
-				s.BacklogSlope, s.DrainedIn, s.PGCommits, redisBytes(s), rewrites(s), vacuums(s), held, s.Why)
+	sustainedTables(w, "Sustained end to end (boundary on, k6 open model)", e.Sustained)
+	sustainedTables(w, "Sustained end to end, boundary off (a reference near the rate where the boundary's copy stopped holding)", e.SustainedOff)
+}
+
+// sustainedTables writes the table of sustained runs ss and their CPU, if any.
+func sustainedTables(w io.Writer, title string, ss []results.Sustained) {
+	if len(ss) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n### %s\n\n", title)
+	fmt.Fprintln(w, "| offered /s | accepted /s | charged /s | p50 ms | p99 ms | pending start → max → end | backlog slope /s | drained in s | Postgres commits per payment | Redis bytes per payment | Redis AOF rewrites (s) | vacuuming s (autovacuumed) | held | why not |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---|---|")
+	for _, s := range ss {
+		held := "yes"
+		if !s.OK {
+			held = "**no**"
 		}
+		fmt.Fprintf(w, "| %.0f | %.1f | %.1f | %.1f | %.1f | %d → %d → %d | %.1f | %.1f | %.2f | %s | %s | %s | %s | %s |\n",
+			s.Rate, s.Phase.Accepted, s.Phase.Charged, s.Phase.P50MS, s.Phase.P99MS, s.PendingStart, s.PendingMax, s.PendingEnd,
+			s.BacklogSlope, s.DrainedIn, s.PGCommits, redisBytes(s), rewrites(s), vacuums(s), held, s.Why)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprint(w, "CPU (cores) during these runs:\n\n")
+	cpuHeader(w, "| offered /s | machine busy | others |", "|---:|---:|---:|")
+	for _, s := range ss {
+		fmt.Fprintf(w, "| %.0f | %.2f | %.2f |", s.Rate, s.Phase.CPU.MachineBusy, s.Phase.CPU.Others)
+		cpuCells(w, s.Phase.CPU)
 		fmt.Fprintln(w)
-		fmt.Fprint(w, "CPU (cores) during the sustained runs:\n\n")
-		cpuHeader(w, "| offered /s | machine busy | others |", "|---:|---:|---:|")
-		for _, s := range e.Sustained {
-			fmt.Fprintf(w, "| %.0f | %.2f | %.2f |", s.Rate, s.Phase.CPU.MachineBusy, s.Phase.CPU.Others)
-			cpuCells(w, s.Phase.CPU)
-			fmt.Fprintln(w)
-		}
 	}
 }
 

@@ -32,6 +32,7 @@ func TestWriteRendersTablesAndPlots(t *testing.T) {
 				Rewriting: []bool{false, true, true, false}, Phase: results.Phase{AOFRewrites: 1},
 				RedisBytesPerPayment: 1003.6, RecordEncoding: "listpack",
 				Vacuuming: []bool{true, true, true, false}, Autovacuumed: []string{"bench.payments"}}},
+			SustainedOff: []results.Sustained{{Rate: 500, OK: true, Pending: []float64{0, 1}, SampleEvery: 1}},
 		},
 	}
 	dir := t.TempDir()
@@ -44,7 +45,7 @@ func TestWriteRendersTablesAndPlots(t *testing.T) {
 	}
 	for _, want := range []string{"## Targets", "Colocated ceiling: median 750", "| 0.91x (300 vs 330 payments/s accepted) |", "| 0.90x (450 vs 500 payments/s accepted) |",
 		"| 0.95x (380 vs 400 payments/s charged) |", "| 1 | workers alone, boundary off | 400 | | 6000 |", "EVALSHA begin.lua",
-		"| 1004 (listpack) | 1 (2) | 3 (bench.payments) |"} {
+		"| 1004 (listpack) | 1 (2) | 3 (bench.payments) |", "### Sustained end to end, boundary off", "| 500 | 0.0 |"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)
 		}

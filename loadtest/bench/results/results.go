@@ -161,11 +161,14 @@ func (c Colocated) Knee() float64 {
 
 // E2E is the end-to-end benchmark on the bench runtime.
 type E2E struct {
-	RoundTrips  RoundTrips  `json:"round_trips"`
-	Saturation  []SatRound  `json:"saturation"`   // one per repeat
-	Latency     []LatRound  `json:"latency"`      // one per repeat
-	Sustained   []Sustained `json:"sustained"`    // every rate tried, in order
-	OffHonoured bool        `json:"off_honoured"` // the off variant made no Redis call
+	RoundTrips RoundTrips  `json:"round_trips"`
+	Saturation []SatRound  `json:"saturation"` // one per repeat
+	Latency    []LatRound  `json:"latency"`    // one per repeat
+	Sustained  []Sustained `json:"sustained"`  // every rate tried, in order
+	// SustainedOff are runs of the boundary-off copy near the rate where
+	// the boundary's copy stopped holding: a reference, not a target.
+	SustainedOff []Sustained `json:"sustained_off,omitempty"`
+	OffHonoured  bool        `json:"off_honoured"` // the off variant made no Redis call
 	// VacuumSeconds is the time spent in VACUUM (ANALYZE) of the e2e tables
 	// before the measured phases.
 	VacuumSeconds float64 `json:"vacuum_s"`

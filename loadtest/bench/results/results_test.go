@@ -48,8 +48,9 @@ func TestTargets(t *testing.T) {
 				{On: phase(95, 0, 0), Off: phase(100, 0, 0), Replay: phase(0, 600, 0),
 					OnAlone: alone(190, 95), OffAlone: alone(200, 100)},
 			},
-			Latency:   []results.LatRound{{On: phase(100, 0, 3.4), Off: phase(100, 0, 3.0)}},
-			Sustained: []results.Sustained{{Rate: 600, OK: false}, {Rate: 400, OK: true}},
+			Latency:      []results.LatRound{{On: phase(100, 0, 3.4), Off: phase(100, 0, 3.0)}},
+			Sustained:    []results.Sustained{{Rate: 600, OK: false}, {Rate: 400, OK: true}},
+			SustainedOff: []results.Sustained{{Rate: 600, OK: true}, {Rate: 650, OK: false}},
 		},
 	}
 	got := map[string]results.Target{}
@@ -73,6 +74,9 @@ func TestTargets(t *testing.T) {
 	check("boundary on vs off: p50 overhead", 0.4, true)
 	check("replay vs fresh throughput", 600.0/95, true) // the median of the per-round ratios 10, 3.75, 6.32
 	check("sustained end to end vs colocated ceiling", 0.4, false)
+	if m := got["sustained end to end vs colocated ceiling"].Measured; !strings.HasSuffix(m, "; boundary off: 600 held, 650 failed") {
+		t.Errorf("sustained: measured %q does not name the boundary-off runs", m)
+	}
 	check("Redis round trips per new request / per replay", 2, true) // the handshake is not per request
 	check("pkg/idem Begin+Complete vs two raw EVALSHA", 100000.0/120000, true)
 }

@@ -1,6 +1,9 @@
 package results
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Target is one of the performance targets, evaluated on one run.
 type Target struct {
@@ -95,6 +98,9 @@ func (r *Results) Targets() []Target {
 		sus.Known = len(r.E2E.Sustained) > 0
 		sus.Met = sus.Known && sus.Value >= 0.6
 		sus.Measured = fmt.Sprintf("%.2fx (%.0f of %.0f payments/s)", sus.Value, best, r.Coloc.Ceiling())
+		if off := r.E2E.SustainedOff; len(off) > 0 {
+			sus.Measured += "; boundary off: " + heldFailed(off)
+		}
 	}
 	add(sus)
 
@@ -149,4 +155,16 @@ func (t *Target) ratio(rounds []SatRound, unit string, pick func(SatRound) (on, 
 	t.Known = true
 	t.Met = t.Value >= 0.90
 	t.Measured = fmt.Sprintf("%.2fx (%.0f vs %.0f %s)", t.Value, Median(ons), Median(offs), unit)
+}
+
+// heldFailed lists the rates of ss as "500 held, 550 failed".
+func heldFailed(ss []Sustained) string {
+	parts := make([]string, len(ss))
+	for i, s := range ss {
+		parts[i] = fmt.Sprintf("%.0f failed", s.Rate)
+		if s.OK {
+			parts[i] = fmt.Sprintf("%.0f held", s.Rate)
+		}
+	}
+	return strings.Join(parts, ", ")
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -421,15 +422,11 @@ func (b *bench) sustainSearch(ctx context.Context, e *results.E2E, on, off *vari
 	frac := 0.6
 	var held, failed []float64
 	for range tries {
-		rate := roundTo(frac*ceiling, 10)
-		s, err := b.sustain(ctx, rate, on, []*variant{on, off})
+		s, err := b.sustainAt(ctx, frac, ceiling, on, off)
 		if err != nil {
 			return err
 		}
 		e.Sustained = append(e.Sustained, s)
-		b.logf("  sustained %.0f/s (%.2gC): held %v %s (accepted %d, charged %d, backlog %d -> %d, slope %.1f/s; Redis %.0f bytes per payment, %s records, %d AOF rewrite(s); autovacuum of %v)",
-			rate, frac, s.OK, s.Why, s.Accepted, s.Charged, s.PendingStart, s.PendingEnd, s.BacklogSlope,
-			s.RedisBytesPerPayment, s.RecordEncoding, s.Phase.AOFRewrites, s.Autovacuumed)
 		if s.OK {
 			held = append(held, frac)
 		} else {
@@ -437,11 +434,87 @@ func (b *bench) sustainSearch(ctx context.Context, e *results.E2E, on, off *vari
 		}
 		next := nextFraction(frac, s.OK, held, failed)
 		if next <= 0 {
-			return nil
+			break
 		}
 		frac = next
 	}
+
+	// The same pipeline without the boundary, as a reference: does it hold
+	// the rate at which the boundary's copy failed? Without it, a missed
+	// target cannot be told apart from a pipeline that is too slow here.
+	if b.cfg.BaselineAPI != "" {
+		return nil // the "off" copy runs another api with the boundary on
+	}
+	offTries := 3
+	if b.cfg.Quick {
+		offTries = 1
+	}
+	var offHeld, offFailed []float64
+	for frac = offFraction(0, false, nil, nil, held, failed); frac > 0 && offTries > 0; offTries-- {
+		s, err := b.sustainAt(ctx, frac, ceiling, off, on)
+		if err != nil {
+			return err
+		}
+		e.SustainedOff = append(e.SustainedOff, s)
+		if s.OK {
+			offHeld = append(offHeld, frac)
+		} else {
+			offFailed = append(offFailed, frac)
+		}
+		frac = offFraction(frac, s.OK, offHeld, offFailed, held, failed)
+	}
 	return nil
+}
+
+// sustainAt runs v (the other copy idle) at frac of the ceiling, rounded
+// to 10 payments/s, and logs the result.
+func (b *bench) sustainAt(ctx context.Context, frac, ceiling float64, v, other *variant) (results.Sustained, error) {
+	rate := roundTo(frac*ceiling, 10)
+	s, err := b.sustain(ctx, rate, v, []*variant{v, other})
+	if err != nil {
+		return s, err
+	}
+	b.logf("  sustained %.0f/s (%.2gC), %s: held %v %s (accepted %d, charged %d, backlog %d -> %d, slope %.1f/s; Redis %.0f bytes per payment, %s records, %d AOF rewrite(s); autovacuum of %v)",
+		rate, frac, v.Name, s.OK, s.Why, s.Accepted, s.Charged, s.PendingStart, s.PendingEnd, s.BacklogSlope,
+		s.RedisBytesPerPayment, s.RecordEncoding, s.Phase.AOFRewrites, s.Autovacuumed)
+	return s, nil
+}
+
+// offFraction picks the next rate, as a fraction of the ceiling, for the
+// boundary-off copy's sustained runs, or 0 to stop; frac 0 asks for the
+// first. These runs are a reference for the boundary-on copy's result
+// (onHeld, onFailed), not a search of their own: they start at the lowest
+// rate the on copy failed (0.05 above its highest held when none failed),
+// go up 0.05 while they hold, and down 0.05 while they fail, but not below
+// the on copy's highest held rate: by then the answer is "no faster than
+// with the boundary". They stop when they cross from held to failed or
+// back.
+func offFraction(frac float64, ok bool, held, failed, onHeld, onFailed []float64) float64 {
+	const eps = 1e-9
+	if frac == 0 {
+		switch {
+		case len(onFailed) > 0:
+			return slices.Min(onFailed)
+		case len(onHeld) > 0:
+			return slices.Max(onHeld) + 0.05
+		}
+		return 0
+	}
+	next := frac + 0.05
+	if !ok {
+		next = frac - 0.05
+	}
+	switch {
+	case ok && len(failed) > 0: // held just below a failed rate: that is the limit
+		return 0
+	case !ok && len(held) > 0: // failed just above a held rate
+		return 0
+	case !ok && len(onHeld) > 0 && next < slices.Max(onHeld)-eps:
+		return 0
+	case next <= eps || next > 1+eps:
+		return 0
+	}
+	return next
 }
 
 // nextFraction picks the next fraction of the ceiling to try, or 0 to stop:
@@ -494,7 +567,7 @@ func (b *bench) sustain(ctx context.Context, rate float64, v *variant, all []*va
 	if s.PendingStart, err = b.pending(ctx); err != nil {
 		return s, err
 	}
-	run := fmt.Sprintf("sus-%.0f", rate)
+	run := fmt.Sprintf("sus-%s-%.0f", v.Name, rate) // also the keys' prefix: unique per run
 	commits0 := b.pgCommits(ctx)
 	redis0, redisOK := b.redisNow(ctx)
 	vacuums0 := b.autovacuums(ctx)
@@ -555,10 +628,12 @@ func (b *bench) sustain(ctx context.Context, rate float64, v *variant, all []*va
 	s.Autovacuumed = autovacuumedSince(vacuums0, b.autovacuums(ctx))
 	s.DrainedIn = b.drain(ctx, 2*time.Minute) // settle the run's payments before counting commits
 	// after the drain, so that the workers' half of each record is in
-	if redis1, ok := b.redisNow(ctx); ok && redisOK && k.Accepted > 0 {
-		s.RedisBytesPerPayment = (redis1.UsedMemory - redis0.UsedMemory) / float64(k.Accepted)
+	if v.Strategy != "off" { // the copy without the boundary leaves no record
+		if redis1, ok := b.redisNow(ctx); ok && redisOK && k.Accepted > 0 {
+			s.RedisBytesPerPayment = (redis1.UsedMemory - redis0.UsedMemory) / float64(k.Accepted)
+		}
+		s.RecordEncoding = b.recordEncoding(ctx)
 	}
-	s.RecordEncoding = b.recordEncoding(ctx)
 	if k.Accepted > 0 {
 		s.PGCommits = float64(b.pgCommits(ctx)-commits0) / float64(k.Accepted)
 	}
