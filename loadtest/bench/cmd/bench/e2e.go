@@ -440,7 +440,7 @@ func (b *bench) sustainSearch(ctx context.Context, e *results.E2E, on, off *vari
 	}
 
 	// The same pipeline without the boundary, as a reference: does it hold
-	// the rate at which the boundary's copy failed? Without it, a missed
+	// the target rate the boundary's copy failed? Without it, a missed
 	// target cannot be told apart from a pipeline that is too slow here.
 	if b.cfg.BaselineAPI != "" {
 		return nil // the "off" copy runs another api with the boundary on
@@ -484,21 +484,24 @@ func (b *bench) sustainAt(ctx context.Context, frac, ceiling float64, v, other *
 // boundary-off copy's sustained runs, or 0 to stop; frac 0 asks for the
 // first. These runs are a reference for the boundary-on copy's result
 // (onHeld, onFailed), not a search of their own: they start at the lowest
-// rate the on copy failed (0.05 above its highest held when none failed),
-// go up 0.05 while they hold, and down 0.05 while they fail, but not below
-// the on copy's highest held rate: by then the answer is "no faster than
-// with the boundary". They stop when they cross from held to failed or
-// back.
+// rate from the target (0.6) up that the on copy failed (0.05 above its
+// highest held when it failed none), go up 0.05 while they hold, and down
+// 0.05 while they fail, but not below the on copy's highest held rate: by
+// then the answer is "no faster than with the boundary". They stop when
+// they cross from held to failed or back.
 func offFraction(frac float64, ok bool, held, failed, onHeld, onFailed []float64) float64 {
 	const eps = 1e-9
 	if frac == 0 {
-		switch {
-		case len(onFailed) > 0:
-			return slices.Min(onFailed)
-		case len(onHeld) > 0:
-			return slices.Max(onHeld) + 0.05
+		start := 0.0
+		for _, f := range onFailed {
+			if f >= 0.6-eps && (start == 0 || f < start) {
+				start = f
+			}
 		}
-		return 0
+		if start == 0 && len(onHeld) > 0 {
+			start = slices.Max(onHeld) + 0.05
+		}
+		return start
 	}
 	next := frac + 0.05
 	if !ok {

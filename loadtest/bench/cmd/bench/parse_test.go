@@ -121,15 +121,17 @@ func TestOffFraction(t *testing.T) {
 		onHeld, onFailed []float64
 		want             float64
 	}{
-		{"start where the on copy failed lowest", 0, false, nil, nil, onHeld, onFailed, 0.5},
+		{"start at the target the on copy failed", 0, false, nil, nil, onHeld, onFailed, 0.6},
+		{"start where the on copy failed above the target", 0, false, nil, nil, []float64{0.6}, []float64{0.7, 0.65}, 0.65},
 		{"start above the on copy's best when it never failed", 0, false, nil, nil, []float64{0.6, 0.7}, nil, 0.75},
 		{"no on runs: nothing to compare", 0, false, nil, nil, nil, nil, 0},
-		{"holds: go up", 0.5, true, []float64{0.5}, nil, onHeld, onFailed, 0.55},
-		{"holds again: go up", 0.55, true, []float64{0.5, 0.55}, nil, onHeld, onFailed, 0.6},
-		{"fails above a held rate: stop", 0.6, false, []float64{0.5, 0.55}, []float64{0.6}, onHeld, onFailed, 0},
-		{"fails: go down to the on copy's best", 0.5, false, nil, []float64{0.5}, onHeld, onFailed, 0.45},
-		{"holds below a failed rate: stop", 0.45, true, []float64{0.45}, []float64{0.5}, onHeld, onFailed, 0},
-		{"fails at the on copy's best: stop", 0.45, false, nil, []float64{0.5, 0.45}, onHeld, onFailed, 0},
+		{"holds: go up", 0.6, true, []float64{0.6}, nil, onHeld, onFailed, 0.65},
+		{"holds again: go up", 0.65, true, []float64{0.6, 0.65}, nil, onHeld, onFailed, 0.7},
+		{"fails above a held rate: stop", 0.7, false, []float64{0.6, 0.65}, []float64{0.7}, onHeld, onFailed, 0},
+		{"fails: go down", 0.6, false, nil, []float64{0.6}, onHeld, onFailed, 0.55},
+		{"holds below a failed rate: stop", 0.55, true, []float64{0.55}, []float64{0.6}, onHeld, onFailed, 0},
+		{"fails down to the on copy's best", 0.5, false, nil, []float64{0.6, 0.55, 0.5}, onHeld, onFailed, 0.45},
+		{"fails at the on copy's best: stop", 0.45, false, nil, []float64{0.6, 0.55, 0.5, 0.45}, onHeld, onFailed, 0},
 		{"fails with no on rate held: go down", 0.6, false, nil, []float64{0.6}, nil, []float64{0.6, 0.4, 0.3, 0.2}, 0.55},
 		{"never above the ceiling", 1, true, []float64{1}, nil, []float64{0.95}, nil, 0},
 	}
