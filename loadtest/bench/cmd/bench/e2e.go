@@ -405,7 +405,8 @@ func (b *bench) e2eRoots(all []*variant) map[string][]int {
 // holds, 0.7C and 0.8C; if not, 0.4C, then 0.5C if 0.4C held or 0.3C and
 // 0.2C while they do not; then once halfway between the highest rate that
 // held and the lowest that failed (0.45C when 0.4C held and 0.5C failed).
-// At most five runs; a quick run tries 0.6C and, if it fails, 0.4C.
+// At most five runs; a quick run tries 0.6C and, if it fails, 0.4C. Then
+// the copy without the boundary runs at the rates offFraction picks.
 func (b *bench) sustainSearch(ctx context.Context, e *results.E2E, on, off *variant) error {
 	ceiling := b.cfg.Ceiling
 	if b.res.Coloc != nil && b.res.Coloc.Ceiling() > 0 {
@@ -419,24 +420,10 @@ func (b *bench) sustainSearch(ctx context.Context, e *results.E2E, on, off *vari
 	if b.cfg.Quick {
 		tries = 2
 	}
-	frac := 0.6
-	var held, failed []float64
-	for range tries {
-		s, err := b.sustainAt(ctx, frac, ceiling, on, off)
-		if err != nil {
-			return err
-		}
-		e.Sustained = append(e.Sustained, s)
-		if s.OK {
-			held = append(held, frac)
-		} else {
-			failed = append(failed, frac)
-		}
-		next := nextFraction(frac, s.OK, held, failed)
-		if next <= 0 {
-			break
-		}
-		frac = next
+	runs, held, failed, err := b.sustainRuns(ctx, 0.6, tries, ceiling, on, off, nextFraction)
+	e.Sustained = runs
+	if err != nil {
+		return err
 	}
 
 	// The same pipeline without the boundary, as a reference: does it hold
@@ -449,21 +436,33 @@ func (b *bench) sustainSearch(ctx context.Context, e *results.E2E, on, off *vari
 	if b.cfg.Quick {
 		offTries = 1
 	}
-	var offHeld, offFailed []float64
-	for frac = offFraction(0, false, nil, nil, held, failed); frac > 0 && offTries > 0; offTries-- {
-		s, err := b.sustainAt(ctx, frac, ceiling, off, on)
+	e.SustainedOff, _, _, err = b.sustainRuns(ctx, offFraction(0, false, nil, nil, held, failed), offTries, ceiling, off, on,
+		func(frac float64, ok bool, offHeld, offFailed []float64) float64 {
+			return offFraction(frac, ok, offHeld, offFailed, held, failed)
+		})
+	return err
+}
+
+// sustainRuns runs v's sustained runs, at most tries, from frac of the
+// ceiling on, each next rate chosen by next (0 stops), and returns the
+// runs and the fractions that held and failed. On an error it returns the
+// runs done so far.
+func (b *bench) sustainRuns(ctx context.Context, frac float64, tries int, ceiling float64, v, other *variant,
+	next func(frac float64, ok bool, held, failed []float64) float64) (runs []results.Sustained, held, failed []float64, err error) {
+	for ; frac > 0 && tries > 0; tries-- {
+		s, err := b.sustainAt(ctx, frac, ceiling, v, other)
 		if err != nil {
-			return err
+			return runs, held, failed, err
 		}
-		e.SustainedOff = append(e.SustainedOff, s)
+		runs = append(runs, s)
 		if s.OK {
-			offHeld = append(offHeld, frac)
+			held = append(held, frac)
 		} else {
-			offFailed = append(offFailed, frac)
+			failed = append(failed, frac)
 		}
-		frac = offFraction(frac, s.OK, offHeld, offFailed, held, failed)
+		frac = next(frac, s.OK, held, failed)
 	}
-	return nil
+	return runs, held, failed, nil
 }
 
 // sustainAt runs v (the other copy idle) at frac of the ceiling, rounded
