@@ -266,7 +266,7 @@ func e2e(w io.Writer, r *results.Results) {
 		}
 	}
 	sustainedTables(w, "Sustained end to end (boundary on, k6 open model)", e.Sustained)
-	sustainedTables(w, "Sustained end to end, boundary off (a reference near the rate where the boundary's copy stopped holding)", e.SustainedOff)
+	sustainedTables(w, "Sustained end to end, boundary off (a reference: from the target rate, up while it holds, down while it fails)", e.SustainedOff)
 }
 
 // sustainedTables writes the table of sustained runs ss and their CPU, if any.
