@@ -3,7 +3,9 @@ package idem_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,7 +24,16 @@ func TestFullRedisFailsClosed(t *testing.T) {
 	t.Parallel()
 	srv := testenv.StartRedis(t)
 	rdb := srv.Client()
-	s := idem.New(rdb, idem.Config{Lease: time.Minute, Retention: time.Hour})
+	var mu sync.Mutex
+	var outcomes []string // of the operations while Redis is full
+	observing := false
+	s := idem.New(rdb, idem.Config{Lease: time.Minute, Retention: time.Hour, Observe: func(e idem.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		if observing {
+			outcomes = append(outcomes, string(e.Op)+" "+e.Outcome)
+		}
+	}})
 	ctx := context.Background()
 
 	done := newKey(t) // completed before Redis is full
@@ -35,6 +46,9 @@ func TestFullRedisFailsClosed(t *testing.T) {
 	released := begin(t, s, newKey(t), "api", "fp")
 
 	srv.Fill()
+	mu.Lock()
+	observing = true
+	mu.Unlock()
 
 	fresh := newKey(t)
 	_, err := s.Begin(ctx, fresh, "api", "fp")
@@ -68,6 +82,15 @@ func TestFullRedisFailsClosed(t *testing.T) {
 	if err := released.Lease.Release(ctx); err != nil {
 		t.Errorf("Release on a full Redis: %v, want nil (it only deletes)", err)
 	}
+
+	mu.Lock()
+	observing = false
+	// Metrics label the refusals "full", apart from an unreachable Redis.
+	want := []string{"begin full", "begin replayed", "begin mismatch", "begin in_progress", "complete full", "extend full", "release ok"}
+	if !slices.Equal(outcomes, want) {
+		t.Errorf("outcomes reported while full:\n got %q\nwant %q", outcomes, want)
+	}
+	mu.Unlock()
 
 	srv.Unfill()
 	if c := begin(t, s, fresh, "api", "fp"); c.Outcome != idem.Acquired {

@@ -26,6 +26,7 @@ const (
 	OutcomeOK          = "ok"          // Complete, Release, Extend succeeded
 	OutcomeLost        = "lost"        // Complete, Release, Extend: not the owner
 	OutcomeUnavailable = "unavailable" // any: Redis failed
+	OutcomeFull        = "full"        // any: Redis refused a write, out of memory (ErrFull)
 )
 
 // Event describes one finished boundary operation.
@@ -65,6 +66,8 @@ func resultOutcome(err error) string {
 		return OutcomeMismatch
 	case errors.Is(err, ErrLost):
 		return OutcomeLost
+	case errors.Is(err, ErrFull):
+		return OutcomeFull
 	}
 	return OutcomeUnavailable
 }
