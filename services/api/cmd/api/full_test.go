@@ -13,8 +13,8 @@ import (
 // reached, policy noeviction) a new payment is refused with 503, a
 // Retry-After and a problem that names the cause, and nothing reaches
 // Postgres; a payment made before is still replayed from Redis, and /readyz
-// stays 200 (Redis answers). Once Redis has room, the same key creates the
-// payment.
+// stays 200 (Redis answers) while /metrics shows why. Once Redis has room,
+// the same key creates the payment.
 func TestRedisFullRefusesNewPayments(t *testing.T) {
 	t.Parallel()
 	a, srv, _ := startAPIOnPrivateRedis(t, nil)
@@ -52,6 +52,17 @@ func TestRedisFullRefusesNewPayments(t *testing.T) {
 	}
 	if got := a.do(t, http.MethodGet, "/readyz", nil, nil); got.Status != http.StatusOK {
 		t.Errorf("/readyz on a full Redis: %d %s, want 200 (Redis answers; replays are served)", got.Status, got.Body)
+	}
+	// What an operator's alerts see: the refusal counted apart from an
+	// unreachable Redis, and Redis's memory at its limit.
+	if n := a.metric(t, `idem_boundary_outcomes_total{op="begin",outcome="full",stage="api"}`); n != 1 {
+		t.Errorf("begin outcome full = %v, want 1", n)
+	}
+	if n := a.metric(t, `idem_boundary_outcomes_total{op="begin",outcome="unavailable",stage="api"}`); n != 0 {
+		t.Errorf("begin outcome unavailable = %v, want 0 (Redis answered: it is full)", n)
+	}
+	if used, max := a.metric(t, "redis_memory_used_bytes"), a.metric(t, "redis_memory_max_bytes"); max <= 0 || used < max {
+		t.Errorf("redis_memory_used_bytes %v, redis_memory_max_bytes %v: want used at or above a set max", used, max)
 	}
 
 	srv.Unfill()

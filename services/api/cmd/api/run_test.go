@@ -110,11 +110,16 @@ func TestMetrics(t *testing.T) {
 		{`outbox_publish_duration_seconds_count`, 1},
 		{`outbox_backlog`, 0},
 		{`api_instance_info{api_instance="test"}`, 1},
+		{`idem_boundary_outcomes_total{op="begin",outcome="full",stage="api"}`, 0},
+		{`redis_memory_max_bytes`, 0}, // the test Redis has no maxmemory
 	}
 	for _, tt := range tests {
 		if got := a.metric(t, tt.sample); got != tt.want {
 			t.Errorf("%s = %v, want %v", tt.sample, got, tt.want)
 		}
+	}
+	if used := a.metric(t, "redis_memory_used_bytes"); used <= 0 {
+		t.Errorf("redis_memory_used_bytes = %v, want Redis's used_memory", used)
 	}
 	if r := a.do(t, http.MethodGet, "/livez", nil, nil); r.Status != http.StatusOK {
 		t.Errorf("livez = %d", r.Status)

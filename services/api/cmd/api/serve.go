@@ -66,6 +66,8 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 	rdb := redis.NewClient(redisOpt)
 	idemCfg := idem.Config{Lease: cfg.IdemLease, Retention: cfg.IdemRetention, Timeout: cfg.IdemTimeout, Observe: m.ObserveIdem}
 	boundary := idem.New(rdb, idemCfg)
+	// how full the boundary's Redis is, read at each scrape (alerts warn before it refuses writes)
+	reg.MustRegister(metrics.NewRedisMemory(rdb, time.Second))
 
 	pub := outbox.NewPublisher(outbox.PublisherConfig{
 		URL: cfg.AMQPURL, Exchange: cfg.AMQPExchange, ConnectionName: "oncepay-api/" + cfg.Instance,

@@ -1,0 +1,81 @@
+package metrics
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+)
+
+// RedisInfo is the part of a go-redis client that RedisMemory reads.
+type RedisInfo interface {
+	InfoMap(ctx context.Context, sections ...string) *redis.InfoCmd
+}
+
+// RedisMemory is a collector that reads Redis's INFO memory at every scrape
+// and reports how full the boundary's Redis is:
+//
+//	redis_memory_used_bytes  used_memory, what maxmemory is compared with
+//	redis_memory_max_bytes   maxmemory; 0 when Redis has no limit
+//
+// The names and meanings are redis_exporter's, so alerts and dashboards
+// written against these work with it too. A Redis with maxmemory and the
+// noeviction policy (as oncepay runs it) refuses new payments once used
+// reaches max; the ratio of the two is what to alert on before that.
+//
+// A scrape that cannot read INFO within the timeout reports neither gauge
+// (and no error, so the rest of the scrape is kept): an absent series means
+// "unknown", and /readyz already reports a Redis that does not answer.
+type RedisMemory struct {
+	rdb       RedisInfo
+	timeout   time.Duration
+	used, max *prometheus.Desc
+}
+
+// NewRedisMemory returns a RedisMemory on rdb; each scrape waits at most
+// timeout for Redis.
+func NewRedisMemory(rdb RedisInfo, timeout time.Duration) *RedisMemory {
+	return &RedisMemory{
+		rdb:     rdb,
+		timeout: timeout,
+		used: prometheus.NewDesc("redis_memory_used_bytes",
+			"Redis's used_memory (INFO memory), read at scrape time: what maxmemory is compared with.", nil, nil),
+		max: prometheus.NewDesc("redis_memory_max_bytes",
+			"Redis's maxmemory (INFO memory), read at scrape time; 0 when Redis has no limit.", nil, nil),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *RedisMemory) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.used
+	ch <- c.max
+}
+
+// Collect implements prometheus.Collector.
+func (c *RedisMemory) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	used, max, err := readRedisMemory(c.rdb.InfoMap(ctx, "memory"))
+	if err != nil {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(c.used, prometheus.GaugeValue, float64(used))
+	ch <- prometheus.MustNewConstMetric(c.max, prometheus.GaugeValue, float64(max))
+}
+
+// readRedisMemory takes used_memory and maxmemory out of an INFO memory reply.
+func readRedisMemory(info *redis.InfoCmd) (used, max int64, err error) {
+	if err := info.Err(); err != nil {
+		return 0, 0, err
+	}
+	if used, err = strconv.ParseInt(info.Item("Memory", "used_memory"), 10, 64); err != nil {
+		return 0, 0, fmt.Errorf("INFO memory: used_memory: %w", err)
+	}
+	if max, err = strconv.ParseInt(info.Item("Memory", "maxmemory"), 10, 64); err != nil {
+		return 0, 0, fmt.Errorf("INFO memory: maxmemory: %w", err)
+	}
+	return used, max, nil
+}
