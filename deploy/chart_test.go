@@ -1,12 +1,14 @@
 package deploy_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,6 +18,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	kjson "sigs.k8s.io/json"
@@ -29,11 +32,12 @@ const (
 )
 
 // valueSet is one way of installing the chart. files are relative to the
-// repository root; set are --set flags.
+// repository root; set are --set flags, setString --set-string flags.
 type valueSet struct {
-	name  string
-	files []string
-	set   []string
+	name      string
+	files     []string
+	set       []string
+	setString []string
 }
 
 var valueSets = []valueSet{
@@ -93,6 +97,9 @@ func helmArgs(t testing.TB, vs valueSet) []string {
 	}
 	for _, s := range vs.set {
 		args = append(args, "--set", s)
+	}
+	for _, s := range vs.setString {
+		args = append(args, "--set-string", s)
 	}
 	return args
 }
@@ -972,6 +979,224 @@ func TestChartSchemaRejects(t *testing.T) {
 				t.Errorf("error does not mention %q:\n%v", tt.want, err)
 			}
 		})
+	}
+}
+
+// TestChartRedisMemoryChecked: the chart refuses to render a redis.maxmemory
+// above 75% of redis.resources.limits.memory, saying why and what to do. Its
+// verdict and its byte counts agree with redisMemory and Kubernetes's
+// quantity parser; a rendered maxmemory passes checkRedisMemoryArgs.
+func TestChartRedisMemoryChecked(t *testing.T) {
+	t.Parallel()
+	trackInputs(t, "deploy/helm/oncepay")
+	for _, tt := range []struct {
+		name      string
+		maxmemory string // --set-string redis.maxmemory; "": the default 192mb
+		limit     string // --set redis.resources.limits.memory; "": the default 256Mi
+		over      bool   // more than 75%: refused
+	}{
+		{"default", "", "", false},
+		{"exactly 75%", "192mb", "256Mi", false},
+		{"over 75%", "200mb", "256Mi", true},
+		{"1gb under the default limit", "1gb", "", true},
+		{"1gb raised with the limit", "1gb", "2Gi", false},
+		{"upper case", "1536MB", "2Gi", false},
+		{"1000^n under 1024^n", "750m", "1Gi", false},
+		{"1000^n at exactly 75%", "750m", "1G", false},
+		{"1000^n just over 75%", "751m", "1G", true},
+		{"bytes at exactly 75%", "805306368", "1Gi", false},
+		{"bytes a byte over 75%", "805306369", "1Gi", true},
+		{"limit in bytes (a number)", "805306369", "1073741824", true},
+		{"fractional limit", "192mb", "0.25Gi", false},
+		{"fractional limit under", "192mb", "0.24Gi", true},
+		{"no limit: nothing to stay under", "1gb", "null", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			vs := valueSet{name: "redis-memory-" + tt.name}
+			maxmemory, limit := "192mb", "256Mi"
+			if tt.maxmemory != "" {
+				maxmemory = tt.maxmemory
+				vs.setString = []string{"redis.maxmemory=" + maxmemory}
+			}
+			if tt.limit != "" {
+				limit = tt.limit
+				vs.set = []string{"redis.resources.limits.memory=" + limit}
+			}
+			var mm, l int64 // bytes, as the Go parsers read them
+			if limit != "null" {
+				var err error
+				if mm, err = redisMemory(maxmemory); err != nil {
+					t.Fatal(err)
+				}
+				q := resource.MustParse(limit)
+				l = q.Value()
+				if over := float64(mm) > maxmemoryShare*float64(l); over != tt.over {
+					t.Fatalf("the Go parsers say %d bytes over 75%% of %d bytes is %v; the table says %v", mm, l, over, tt.over)
+				}
+			}
+			if !tt.over {
+				s := redisStatefulSet(t, render(t, vs))
+				c := s.Spec.Template.Spec.Containers[0]
+				if l, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
+					checkRedisMemoryArgs(t, "StatefulSet "+s.Name, c.Args, l.Value())
+				}
+				return
+			}
+			_, err := run(t, repoRoot(t), append([]string{helmBin(t), "template", release, chartDir(t),
+				"--namespace", namespace, "--kube-version", kubeVersion}, helmArgs(t, vs)...)...)
+			if err == nil {
+				t.Fatalf("maxmemory %s under a %s limit: rendered, want it refused", maxmemory, limit)
+			}
+			for _, want := range []string{
+				fmt.Sprintf("redis.maxmemory %q (%d bytes", maxmemory, mm),
+				fmt.Sprintf("(%d bytes, ", l),
+				"more than 75% of redis.resources.limits.memory",
+				"allocator overhead, AOF buffers and the copy-on-write of an AOF rewrite's fork",
+				"OOM-killed into a crash loop instead of refusing writes",
+				"Raise redis.resources.limits.memory together with redis.maxmemory",
+				`docs/deploy.md, "Redis memory"`,
+			} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error does not say %q:\n%v", want, err)
+				}
+			}
+		})
+	}
+}
+
+// TestChartRedisMemoryRefused: a maxmemory Redis cannot read or reads as no
+// limit, and a limit the chart cannot read, fail the render with a clear
+// error. values.schema.json refuses some first; the template's own error is
+// then checked with the schema skipped.
+func TestChartRedisMemoryRefused(t *testing.T) {
+	t.Parallel()
+	trackInputs(t, "deploy/helm/oncepay")
+	for _, tt := range []struct {
+		name   string
+		vs     valueSet
+		schema bool // values.schema.json refuses it first
+		want   []string
+	}{
+		{"not a Redis memory value", valueSet{setString: []string{"redis.maxmemory=abc"}}, true,
+			[]string{`redis.maxmemory: "abc" is not a Redis memory value (bytes, or a number with kb, mb, gb, k, m or g)`}},
+		{"Kubernetes units", valueSet{setString: []string{"redis.maxmemory=192Mi"}}, true,
+			[]string{`redis.maxmemory: "192Mi" is not a Redis memory value`}},
+		{"empty", valueSet{setString: []string{"redis.maxmemory="}}, true,
+			[]string{`redis.maxmemory: "" is not a Redis memory value`}},
+		{"0 (no limit)", valueSet{set: []string{"redis.maxmemory=0"}}, true,
+			[]string{`redis.maxmemory: "0" means no limit to Redis`, "OOM-kills it, in a crash loop", "75% of redis.resources.limits.memory or less"}},
+		{"0mb (no limit)", valueSet{setString: []string{"redis.maxmemory=0mb"}}, true,
+			[]string{`redis.maxmemory: "0mb" means no limit to Redis`}},
+		{"limit not a quantity", valueSet{set: []string{"redis.resources.limits.memory=lots"}}, false,
+			[]string{`redis.resources.limits.memory: "lots" is not a memory quantity`, "Ki, Mi, Gi, Ti, k, M, G or T"}},
+		{"limit in exponent form", valueSet{set: []string{"redis.resources.limits.memory=1e9"}}, false,
+			[]string{`redis.resources.limits.memory: "1e9" is not a memory quantity`, "no exponent forms"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			argv := append([]string{helmBin(t), "template", release, chartDir(t), "--namespace", namespace,
+				"--kube-version", kubeVersion}, helmArgs(t, tt.vs)...)
+			if tt.schema {
+				_, err := run(t, repoRoot(t), argv...)
+				if err == nil || !strings.Contains(err.Error(), "maxmemory") {
+					t.Errorf("want a schema error about maxmemory, got %v", err)
+				}
+				argv = append(argv, "--skip-schema-validation")
+			}
+			_, err := run(t, repoRoot(t), argv...)
+			if err == nil {
+				t.Fatal("rendered, want it refused")
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error does not say %q:\n%v", want, err)
+				}
+			}
+		})
+	}
+}
+
+// TestChartRedisBytes: the chart's byte conversions (_redis.tpl) agree with
+// redisMemory and with Kubernetes's quantity parser, and read nothing from
+// what they do not understand. A copy of the chart renders them into a
+// ConfigMap.
+func TestChartRedisBytes(t *testing.T) {
+	t.Parallel()
+	redisIn := []string{"192mb", "1GB", "1536Mb", "100m", "750M", "3g", "2048", "5kb", "5K", "7b", "010"}
+	redisBad := []string{"abc", "192Mi", "1.5gb", "-1", "", "mb", "1 mb", "1tb"}
+	quantityIn := []any{"256Mi", "1Gi", "0.25Gi", "1.5Mi", ".5Ki", "0.1Ki", "2Ti", "1G", "512k", "750M", "3T", "100", "1.2",
+		float64(268435456)} // a number in a values file
+	quantityBad := []string{"lots", "1e9", "256MB", "256mi", "Mi", "1 Gi", "-1Gi", "1Pi", "0x10", ""}
+
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(chartDir(t))); err != nil {
+		t.Fatal(err)
+	}
+	js := func(v any) string {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	conv := func(key, helper string, in any) string {
+		return fmt.Sprintf("  %s: {{ $out := list }}{{ range fromJsonArray %q }}{{ $out = append $out (include %q .) }}{{ end }}{{ toJson $out | quote }}\n",
+			key, js(in), helper)
+	}
+	tpl := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bytes}\ndata:\n" +
+		conv("redis", "oncepay.redisBytes", redisIn) + conv("redisBad", "oncepay.redisBytes", redisBad) +
+		conv("quantity", "oncepay.quantityBytes", quantityIn) + conv("quantityBad", "oncepay.quantityBytes", quantityBad)
+	if err := os.WriteFile(filepath.Join(dir, "templates", "zz-bytes-test.yaml"), []byte(tpl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, repoRoot(t), helmBin(t), "template", release, dir, "--namespace", namespace,
+		"--kube-version", kubeVersion, "--show-only", "templates/zz-bytes-test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm corev1.ConfigMap
+	if err := decodeStrict(out, &cm); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	got := func(key string, n int) []string {
+		var s []string
+		if err := json.Unmarshal([]byte(cm.Data[key]), &s); err != nil || len(s) != n {
+			t.Fatalf("%s: %q: want %d results (%v)", key, cm.Data[key], n, err)
+		}
+		return s
+	}
+	for i, b := range got("redis", len(redisIn)) {
+		want, err := redisMemory(redisIn[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b != strconv.FormatInt(want, 10) {
+			t.Errorf("oncepay.redisBytes %q = %q, redisMemory says %d", redisIn[i], b, want)
+		}
+	}
+	for i, q := range got("quantity", len(quantityIn)) {
+		var want int64
+		switch in := quantityIn[i].(type) {
+		case string:
+			q := resource.MustParse(in)
+			want = q.Value()
+		case float64:
+			want = int64(in)
+		}
+		if q != strconv.FormatInt(want, 10) {
+			t.Errorf("oncepay.quantityBytes %v = %q, Kubernetes says %d", quantityIn[i], q, want)
+		}
+	}
+	for _, bad := range []struct {
+		key string
+		in  []string
+	}{{"redisBad", redisBad}, {"quantityBad", quantityBad}} {
+		for i, b := range got(bad.key, len(bad.in)) {
+			if b != "" {
+				t.Errorf("%s %q = %q, want empty: not a value it reads", bad.key, bad.in[i], b)
+			}
+		}
 	}
 }
 
