@@ -95,6 +95,7 @@ func TestPrometheusConfig(t *testing.T) {
 	t.Parallel()
 	var cfg struct {
 		Global        map[string]string `json:"global"`
+		RuleFiles     []string          `json:"rule_files"`
 		ScrapeConfigs []struct {
 			JobName       string `json:"job_name"`
 			StaticConfigs []struct {
@@ -119,6 +120,13 @@ func TestPrometheusConfig(t *testing.T) {
 				jobs[sc.JobName] = append(jobs[sc.JobName], host)
 			}
 		}
+	}
+	if !slices.Equal(cfg.RuleFiles, []string{"alerts.yml"}) {
+		t.Errorf("rule_files %v, want [alerts.yml]", cfg.RuleFiles)
+	}
+	// compose mounts the rules beside the configuration
+	if prom := cf.Services["prometheus"]; !slices.Contains(prom.Volumes, "./deploy/observability/prometheus/alerts.yml:/etc/prometheus/alerts.yml:ro") {
+		t.Errorf("compose's prometheus does not mount alerts.yml beside prometheus.yml: %v", prom.Volumes)
 	}
 	want := map[string][]string{"api": {"api-1", "api-2"}, "worker": {"worker-1", "worker-2"}, "psp": {"psp"}, "rabbitmq": {"rabbitmq"}}
 	for job, hosts := range want {
@@ -169,10 +177,11 @@ func TestPromMetrics(t *testing.T) {
 }
 
 // metricNames collects every "name" string literal registered as a metric
-// Name in the services' and pkg/ Go source.
+// Name, or as the name of a prometheus.NewDesc, in the services' and pkg/
+// Go source.
 func metricNames(t *testing.T) map[string]bool {
 	t.Helper()
-	re := regexp.MustCompile(`Name:\s*"([a-z_:][a-z0-9_:]*)"`)
+	re := regexp.MustCompile(`(?:Name:\s*|prometheus\.NewDesc\(\s*)"([a-z_:][a-z0-9_:]*)"`)
 	names := map[string]bool{}
 	for _, dir := range []string{"services", "pkg"} {
 		err := filepath.WalkDir(filepath.Join(repoRoot(t), dir), func(p string, d os.DirEntry, err error) error {
@@ -268,5 +277,82 @@ func TestDashboard(t *testing.T) {
 		if !covered[m] {
 			t.Errorf("the dashboard does not show %s", m)
 		}
+	}
+}
+
+// TestAlertRules: Prometheus accepts the configuration and its rules
+// (promtool check config), every alert fires on the series it is meant for
+// and stays quiet on the others (promtool test rules alerts_test.yml), and
+// the rules query only metrics the code registers.
+func TestAlertRules(t *testing.T) {
+	t.Parallel()
+	promtool := promtoolBin(t)
+	dir := filepath.Join(repoRoot(t), "deploy/observability/prometheus")
+	if out, err := run(t, dir, promtool, "check", "config", "prometheus.yml"); err != nil {
+		t.Errorf("promtool check config: %v\n%s", err, out)
+	}
+	if out, err := run(t, dir, promtool, "test", "rules", "alerts_test.yml"); err != nil {
+		t.Errorf("promtool test rules: %v\n%s", err, out)
+	}
+
+	var rules struct {
+		Groups []struct {
+			Name  string `json:"name"`
+			Rules []struct {
+				Alert       string            `json:"alert"`
+				Expr        string            `json:"expr"`
+				For         string            `json:"for"`
+				Labels      map[string]string `json:"labels"`
+				Annotations map[string]string `json:"annotations"`
+			} `json:"rules"`
+		} `json:"groups"`
+	}
+	readYAML(t, "deploy/observability/prometheus/alerts.yml", &rules)
+	var tests struct {
+		Tests []struct {
+			AlertRuleTest []struct {
+				Alertname string `json:"alertname"`
+				ExpAlerts []any  `json:"exp_alerts"`
+			} `json:"alert_rule_test"`
+		} `json:"tests"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "alerts_test.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, &tests); err != nil {
+		t.Fatalf("alerts_test.yml: %v", err)
+	}
+	fires := map[string]bool{}
+	for _, tt := range tests.Tests {
+		for _, a := range tt.AlertRuleTest {
+			if len(a.ExpAlerts) > 0 {
+				fires[a.Alertname] = true
+			}
+		}
+	}
+	known := metricNames(t)
+	n := 0
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			n++
+			for _, m := range promMetrics(r.Expr) {
+				if !known[m] && !promBuiltin[m] {
+					t.Errorf("alert %s queries %s, which no service registers (renamed?)", r.Alert, m)
+				}
+			}
+			if s := r.Labels["severity"]; s != "warning" && s != "critical" {
+				t.Errorf("alert %s: severity %q, want warning or critical", r.Alert, s)
+			}
+			if r.Annotations["summary"] == "" || r.Annotations["description"] == "" {
+				t.Errorf("alert %s needs a summary and a description", r.Alert)
+			}
+			if !fires[r.Alert] {
+				t.Errorf("alert %s: no test in alerts_test.yml shows it firing", r.Alert)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("alerts.yml has no rules")
 	}
 }

@@ -63,6 +63,23 @@ func helmBin(t testing.TB) string {
 	return ""
 }
 
+// promtoolBin finds promtool: $PROMTOOL, then bin/promtool (make tools),
+// then PATH. A missing promtool fails the test; it never skips.
+func promtoolBin(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("PROMTOOL"); p != "" {
+		return p
+	}
+	if p := filepath.Join(repoRoot(t), "bin", "promtool"); isExecutable(p) {
+		return p
+	}
+	if p, err := exec.LookPath("promtool"); err == nil {
+		return p
+	}
+	t.Fatal("promtool not found: run `make tools` (unpacks promtool from Debian's prometheus package into bin/) or set PROMTOOL=/path/to/promtool")
+	return ""
+}
+
 // composeCommand returns the Compose CLI as argv: `docker compose` (v2) when
 // it answers, else `docker-compose` (v1.29), else nil.
 func composeCommand() []string {
