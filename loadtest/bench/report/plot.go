@@ -32,7 +32,7 @@ func Plots(r *results.Results, dir string) error {
 		}
 	}
 	if r.E2E != nil && len(r.E2E.Sustained) > 0 {
-		if err := sustainedPlot(r.E2E.Sustained, filepath.Join(dir, "perf-sustained.png")); err != nil {
+		if err := sustainedPlot(r.E2E.Sustained, r.E2E.SustainedOff, filepath.Join(dir, "perf-sustained.png")); err != nil {
 			return err
 		}
 	}
@@ -207,13 +207,11 @@ func e2ePlot(r *results.Results, path string) error {
 	if r.Coloc != nil {
 		bars = append(bars, bar{"colocated\nceiling", r.Coloc.Ceiling()})
 	}
-	best := 0.0
-	for _, s := range e.Sustained {
-		if s.OK && s.Rate > best {
-			best = s.Rate
-		}
+	bars = append(bars, bar{"sustained\nboundary on", bestHeld(e.Sustained)})
+	if len(e.SustainedOff) > 0 {
+		bars = append(bars, bar{"sustained\nboundary off", bestHeld(e.SustainedOff)})
 	}
-	bars = append(bars, bar{"sustained\nend to end", best},
+	bars = append(bars,
 		bar{"accepted\nboundary on", results.Median(on)}, bar{"accepted\nboundary off", results.Median(off)},
 		bar{"charged\nboundary on", results.Median(chOn)}, bar{"charged\nboundary off", results.Median(chOff)},
 		bar{"replays\nboundary on", results.Median(replay)})
@@ -249,6 +247,17 @@ func e2ePlot(r *results.Results, path string) error {
 	return p.Save(vg.Length(len(bars))*vg.Inch+vg.Inch, 5*vg.Inch, path)
 }
 
+// bestHeld is the highest rate of ss that held, 0 if none did.
+func bestHeld(ss []results.Sustained) float64 {
+	best := 0.0
+	for _, s := range ss {
+		if s.OK && s.Rate > best {
+			best = s.Rate
+		}
+	}
+	return best
+}
+
 func xysOf(v plotter.Values) plotter.XYs {
 	var out plotter.XYs
 	for i, y := range v {
@@ -265,9 +274,35 @@ func numbers(v plotter.Values) []string {
 	return out
 }
 
-func sustainedPlot(ss []results.Sustained, path string) error {
+// sustainedPlot draws the pending payments of every sustained run: the
+// boundary's copy, and beside it on the same scale the copy without the
+// boundary (the reference) when the run has one.
+func sustainedPlot(on, off []results.Sustained, path string) error {
+	if len(off) == 0 {
+		p, err := sustainedTile(on, "Sustained runs: payments pending (accepted, not yet charged)")
+		if err != nil {
+			return err
+		}
+		return p.Save(9*vg.Inch, 4.5*vg.Inch, path)
+	}
+	left, err := sustainedTile(on, "Boundary on: payments pending (accepted, not yet charged)")
+	if err != nil {
+		return err
+	}
+	right, err := sustainedTile(off, "Boundary off (the reference): payments pending")
+	if err != nil {
+		return err
+	}
+	top := max(left.Y.Max, right.Y.Max)
+	left.Y.Max, right.Y.Max = top, top
+	return saveTiles(path, 16*vg.Inch, 5*vg.Inch, left, right)
+}
+
+// sustainedTile is one copy's sustained runs: a line per run, with bands
+// where Redis rewrote its AOF or Postgres vacuumed.
+func sustainedTile(ss []results.Sustained, title string) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = "Sustained runs: payments pending (accepted, not yet charged)"
+	p.Title.Text = title
 	p.X.Label.Text = "seconds into the run"
 	p.Y.Label.Text = "pending payments"
 	p.Legend.Top, p.Legend.Left = true, true
@@ -298,7 +333,7 @@ func sustainedPlot(ss []results.Sustained, path string) error {
 			for _, span := range spans(band.flags, pts) {
 				l, err := plotter.NewLine(span)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				l.Color, l.Width = band.color, band.width
 				p.Add(l)
@@ -309,10 +344,10 @@ func sustainedPlot(ss []results.Sustained, path string) error {
 			}
 		}
 		if err := addLine(p, i, fmt.Sprintf("%.0f payments/s offered (%s)", s.Rate, held), pts); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return p.Save(9*vg.Inch, 4.5*vg.Inch, path)
+	return p, nil
 }
 
 // spans cuts pts (one per sample) into the stretches where flags is true,
