@@ -146,6 +146,11 @@ var (
 	promBuiltin = map[string]bool{"up": true, "scrape_duration_seconds": true}
 )
 
+// summedShared matches a sum across replicas of a gauge that each api
+// replica reports for the same shared thing (the outbox table, the one
+// Redis): summing counts it once per replica.
+var summedShared = regexp.MustCompile(`sum\s*\(\s*(outbox_backlog|redis_memory_\w+)\b`)
+
 // promMetrics returns the metric names an expression queries (histogram
 // suffixes stripped). Functions are identifiers followed by "(".
 func promMetrics(expr string) []string {
@@ -257,6 +262,9 @@ func TestDashboard(t *testing.T) {
 			if strings.Count(tg.Expr, "(") != strings.Count(tg.Expr, ")") || strings.Count(tg.Expr, "{") != strings.Count(tg.Expr, "}") {
 				t.Errorf("panel %q: unbalanced expression %q", p.Title, tg.Expr)
 			}
+			if summedShared.MatchString(tg.Expr) {
+				t.Errorf("panel %q sums a gauge every replica reports for the same thing (use max): %q", p.Title, tg.Expr)
+			}
 			ms := promMetrics(tg.Expr)
 			if len(ms) == 0 {
 				t.Errorf("panel %q: no metric in %q", p.Title, tg.Expr)
@@ -340,6 +348,9 @@ func TestAlertRules(t *testing.T) {
 				if !known[m] && !promBuiltin[m] {
 					t.Errorf("alert %s queries %s, which no service registers (renamed?)", r.Alert, m)
 				}
+			}
+			if summedShared.MatchString(r.Expr) {
+				t.Errorf("alert %s sums a gauge every replica reports for the same thing (use max): %q", r.Alert, r.Expr)
 			}
 			if s := r.Labels["severity"]; s != "warning" && s != "critical" {
 				t.Errorf("alert %s: severity %q, want warning or critical", r.Alert, s)
