@@ -24,7 +24,7 @@ func TestWriteRendersTablesAndPlots(t *testing.T) {
 			Samples: map[string][]results.GoPoint{"BeginComplete": {{NsPerOp: 1e5}}}},
 		Ceilings: &results.Ceilings{RedisBegin: []float64{4e4}, RedisComplete: []float64{6e4}, PGInsert: []float64{8e3}, PGUpdate: []float64{1e4}},
 		Coloc:    &results.Colocated{Runs: []results.ColocRun{{Ceiling: 750, Knee: 1000, Steps: []results.ColocStep{step(500), step(750)}}}},
-		E2E: &results.E2E{OffHonoured: true,
+		E2E: &results.E2E{OffHonoured: true, VacuumSeconds: 17, RewriteSeconds: 21,
 			Saturation: []results.SatRound{{On: results.Phase{Accepted: 300}, Off: results.Phase{Accepted: 330}, Replay: results.Phase{Replayed: 3000},
 				OnAlone:  &results.Alone{API: results.Phase{Accepted: 450}, Drain: results.Drain{Backlog: 5400, Charged: 380}},
 				OffAlone: &results.Alone{API: results.Phase{Accepted: 500}, Drain: results.Drain{Backlog: 6000, Charged: 400}}}},
@@ -45,7 +45,7 @@ func TestWriteRendersTablesAndPlots(t *testing.T) {
 	}
 	for _, want := range []string{"## Targets", "Colocated ceiling: median 750", "| 0.91x (300 vs 330 payments/s accepted) |", "| 0.90x (450 vs 500 payments/s accepted) |",
 		"| 0.95x (380 vs 400 payments/s charged) |", "| 1 | workers alone, boundary off | 400 | | 6000 |", "EVALSHA begin.lua",
-		"| 1004 (listpack) | 1 (2) | 3 (bench.payments) |", "### Sustained end to end, boundary off", "| 500 | 0.0 |"} {
+		"| 1004 (listpack) | 1 (2) | 3 (bench.payments) |", "### Sustained end to end, boundary off", "| 500 | 0.0 |", "VACUUM (ANALYZE) of the end-to-end tables ran before every side-by-side phase (not the sustained runs), 17 s", "AOF was rewritten (BGREWRITEAOF, waited for) before every side-by-side phase (not the sustained runs), 21 s"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)
 		}

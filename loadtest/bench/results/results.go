@@ -172,6 +172,9 @@ type E2E struct {
 	// VacuumSeconds is the time spent in VACUUM (ANALYZE) of the e2e tables
 	// before the measured phases.
 	VacuumSeconds float64 `json:"vacuum_s"`
+	// RewriteSeconds is the time spent rewriting Redis's AOF (BGREWRITEAOF,
+	// waited for) before the measured phases; 0 in runs before it existed.
+	RewriteSeconds float64 `json:"aof_rewrite_s,omitempty"`
 	// Baseline is set in an A/B run (BENCH_BASELINE_API): the "off" phases
 	// ran that api binary with the boundary on, not the boundary off.
 	Baseline string `json:"baseline,omitempty"`

@@ -129,8 +129,8 @@ func (b *bench) e2e(ctx context.Context) error {
 	}
 
 	err := b.sustainSearch(ctx, e, on, off)
-	e.VacuumSeconds = b.vacuumed.Seconds()
-	b.logf("  vacuum between phases took %s in all", b.vacuumed.Round(time.Second))
+	e.VacuumSeconds, e.RewriteSeconds = b.vacuumed.Seconds(), b.rewritten.Seconds()
+	b.logf("  vacuum between phases took %s in all, AOF rewrites %s", b.vacuumed.Round(time.Second), b.rewritten.Round(time.Second))
 	return err
 }
 
@@ -272,6 +272,7 @@ func (b *bench) apiPhase(ctx context.Context, run string, v *variant, all []*var
 		return b.settled(ctx, v)
 	}
 	b.vacuum(ctx)
+	b.rewriteAOF(ctx)
 	settled0, err := settled()
 	if err != nil {
 		return results.Phase{}, err
@@ -332,6 +333,7 @@ func (b *bench) alone(ctx context.Context, run string, v *variant, all []*varian
 // ms: the processes' start and the last stragglers are left out.
 func (b *bench) drainAlone(ctx context.Context, v *variant, all []*variant) (results.Drain, error) {
 	b.vacuum(ctx) // the api phase before it inserted the backlog
+	b.rewriteAOF(ctx)
 	backlog, err := b.pending(ctx)
 	d := results.Drain{Backlog: backlog}
 	if err != nil {

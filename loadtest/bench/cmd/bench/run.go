@@ -85,7 +85,8 @@ type bench struct {
 	procs proc.Group
 	cl    *clients
 
-	vacuumed time.Duration // spent in vacuum between e2e phases
+	vacuumed  time.Duration // spent in vacuum between e2e phases
+	rewritten time.Duration // spent in BGREWRITEAOF between e2e phases
 }
 
 func (b *bench) logf(format string, args ...any) {
