@@ -49,34 +49,31 @@ func trackInputs(t testing.TB, path string) {
 // missing helm fails the test; it never skips.
 func helmBin(t testing.TB) string {
 	t.Helper()
-	if h := os.Getenv("HELM"); h != "" {
-		return h
-	}
-	// isExecutable stats the binary, so a new helm invalidates cached results
-	if h := filepath.Join(repoRoot(t), "bin", "helm"); isExecutable(h) {
-		return h
-	}
-	if h, err := exec.LookPath("helm"); err == nil {
-		return h
-	}
-	t.Fatalf("helm not found: %s", toolsHint)
-	return ""
+	return toolBin(t, "helm", "HELM", toolsHint)
 }
 
-// promtoolBin finds promtool: $PROMTOOL, then bin/promtool (make tools),
-// then PATH. A missing promtool fails the test; it never skips.
+// promtoolBin finds promtool the same way: $PROMTOOL, bin/promtool, PATH.
 func promtoolBin(t testing.TB) string {
 	t.Helper()
-	if p := os.Getenv("PROMTOOL"); p != "" {
+	return toolBin(t, "promtool", "PROMTOOL",
+		"run `make tools` (unpacks promtool from Debian's prometheus package into bin/) or set PROMTOOL=/path/to/promtool")
+}
+
+// toolBin finds the tool name: $env, then bin/name (make tools), then PATH,
+// and fails the test with hint when none has it.
+func toolBin(t testing.TB, name, env, hint string) string {
+	t.Helper()
+	if p := os.Getenv(env); p != "" {
 		return p
 	}
-	if p := filepath.Join(repoRoot(t), "bin", "promtool"); isExecutable(p) {
+	// isExecutable stats the binary, so a new one invalidates cached results
+	if p := filepath.Join(repoRoot(t), "bin", name); isExecutable(p) {
 		return p
 	}
-	if p, err := exec.LookPath("promtool"); err == nil {
+	if p, err := exec.LookPath(name); err == nil {
 		return p
 	}
-	t.Fatal("promtool not found: run `make tools` (unpacks promtool from Debian's prometheus package into bin/) or set PROMTOOL=/path/to/promtool")
+	t.Fatalf("%s not found: %s", name, hint)
 	return ""
 }
 
