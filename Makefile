@@ -175,7 +175,7 @@ BENCH_HARNESS := ONCEPAY_RUN_DIR=$(CURDIR)/.run/bench HARNESS_REDIS_PORT=6392 HA
 BENCH_BIN     := .run/bench/bench
 
 .PHONY: bench
-bench: k6 benchstat ## performance run, every phase side by side (~15 min; BENCH_QUICK=1: ~3 min); report in .run/bench/latest (docs/PERFORMANCE.md)
+bench: k6 benchstat ## performance run, every phase side by side (~18 min; BENCH_QUICK=1: ~3 min); report in .run/bench/latest (docs/PERFORMANCE.md)
 	$(GO) build -o $(BENCH_BIN) ./loadtest/bench/cmd/bench
 	$(BENCH_HARNESS) run -- $(BENCH_BIN)
 
