@@ -43,16 +43,24 @@ func (b *bench) colocated(ctx context.Context) error {
 	start := colocStart
 	for rep := range b.cfg.Repeats {
 		run := results.ColocRun{}
+		// try runs one step at x, records it and says whether every stage kept up
+		try := func(x float64, note string) (bool, error) {
+			step, err := b.colocStep(ctx, rep, len(run.Steps), x, stage.PID)
+			if err != nil {
+				return false, err
+			}
+			run.Steps = append(run.Steps, step)
+			b.logf("  search %d: X=%.0f%s %s (machine busy %.2f of %.0f cores)", rep+1, x, note, verdict(step), step.CPU.MachineBusy, step.CPU.MachineCores)
+			return step.KeptUp, nil
+		}
 		x := start
 		passedAny, failedAny := false, false
 		for x >= colocStep && x <= colocMax {
-			step, err := b.colocStep(ctx, rep, len(run.Steps), x, stage.PID)
+			kept, err := try(x, "")
 			if err != nil {
 				return err
 			}
-			run.Steps = append(run.Steps, step)
-			b.logf("  search %d: X=%.0f %s (machine busy %.2f of %.0f cores)", rep+1, x, verdict(step), step.CPU.MachineBusy, step.CPU.MachineCores)
-			if step.KeptUp {
+			if kept {
 				passedAny = true
 				run.Ceiling = math.Max(run.Ceiling, x)
 				if failedAny { // came down to a passing X
@@ -71,13 +79,11 @@ func (b *bench) colocated(ctx context.Context) error {
 			}
 		}
 		if x, ok := halfway(run); ok {
-			step, err := b.colocStep(ctx, rep, len(run.Steps), x, stage.PID)
+			kept, err := try(x, " (halfway)")
 			if err != nil {
 				return err
 			}
-			run.Steps = append(run.Steps, step)
-			b.logf("  search %d: X=%.0f (halfway) %s (machine busy %.2f of %.0f cores)", rep+1, x, verdict(step), step.CPU.MachineBusy, step.CPU.MachineCores)
-			if step.KeptUp {
+			if kept {
 				run.Ceiling = x
 			} else {
 				run.Knee = x
