@@ -19,6 +19,7 @@ import (
 type redisState struct {
 	AOFRewrites int     // INFO persistence aof_rewrites (since Redis started)
 	Rewriting   bool    // INFO persistence aof_rewrite_in_progress
+	Scheduled   bool    // INFO persistence aof_rewrite_scheduled (waits for a save to end)
 	UsedMemory  float64 // INFO memory used_memory, bytes
 }
 
@@ -30,6 +31,7 @@ func (b *bench) redisNow(ctx context.Context) (s redisState, ok bool) {
 	}
 	s.AOFRewrites, _ = strconv.Atoi(info.Item("Persistence", "aof_rewrites"))
 	s.Rewriting = info.Item("Persistence", "aof_rewrite_in_progress") == "1"
+	s.Scheduled = info.Item("Persistence", "aof_rewrite_scheduled") == "1"
 	s.UsedMemory, _ = strconv.ParseFloat(info.Item("Memory", "used_memory"), 64)
 	return s, true
 }
@@ -71,12 +73,12 @@ func (b *bench) rewriteAOF(ctx context.Context) {
 	}
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
-		info := b.cl.rdb.InfoMap(ctx, "persistence")
-		if err := info.Err(); err != nil {
-			b.note("BGREWRITEAOF: INFO persistence: %v", err)
+		r, ok := b.redisNow(ctx)
+		if !ok {
+			b.note("BGREWRITEAOF: Redis did not answer INFO")
 			return
 		}
-		if info.Item("Persistence", "aof_rewrite_in_progress") == "0" && info.Item("Persistence", "aof_rewrite_scheduled") == "0" {
+		if !r.Rewriting && !r.Scheduled {
 			return
 		}
 		select {
