@@ -960,8 +960,6 @@ func TestChartSchemaRejects(t *testing.T) {
 		{"bad env name", "api.env.not-a-name=1", "env"},
 		{"listpack value below Redis's default", "redis.hashMaxListpackValue=32", "minimum"},
 		{"listpack value removed", "redis.hashMaxListpackValue=null", "hashMaxListpackValue"},
-		{"maxmemory 0 (no limit)", "redis.maxmemory=0", "maxmemory"},
-		{"maxmemory in Kubernetes units", "redis.maxmemory=192Mi", "maxmemory"},
 		{"maxmemory removed", "redis.maxmemory=null", "maxmemory"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -1066,44 +1064,39 @@ func TestChartRedisMemoryChecked(t *testing.T) {
 }
 
 // TestChartRedisMemoryRefused: a maxmemory Redis cannot read or reads as no
-// limit, and a limit the chart cannot read, fail the render with a clear
-// error. values.schema.json refuses some first; the template's own error is
-// then checked with the schema skipped.
+// limit, and a limit the chart cannot read, fail the render with the
+// template's own error, which says what is wrong and what to do
+// (values.schema.json only checks the type, so it does not answer first
+// with a bare pattern).
 func TestChartRedisMemoryRefused(t *testing.T) {
 	t.Parallel()
 	trackInputs(t, "deploy/helm/oncepay")
 	for _, tt := range []struct {
-		name   string
-		vs     valueSet
-		schema bool // values.schema.json refuses it first
-		want   []string
+		name string
+		vs   valueSet
+		want []string
 	}{
-		{"not a Redis memory value", valueSet{setString: []string{"redis.maxmemory=abc"}}, true,
+		{"not a Redis memory value", valueSet{setString: []string{"redis.maxmemory=abc"}},
 			[]string{`redis.maxmemory: "abc" is not a Redis memory value (bytes, or a number with kb, mb, gb, k, m or g)`}},
-		{"Kubernetes units", valueSet{setString: []string{"redis.maxmemory=192Mi"}}, true,
+		{"Kubernetes units", valueSet{setString: []string{"redis.maxmemory=192Mi"}},
 			[]string{`redis.maxmemory: "192Mi" is not a Redis memory value`}},
-		{"empty", valueSet{setString: []string{"redis.maxmemory="}}, true,
+		{"a fraction", valueSet{set: []string{"redis.maxmemory=1.5gb"}},
+			[]string{`redis.maxmemory: "1.5gb" is not a Redis memory value`}},
+		{"empty", valueSet{setString: []string{"redis.maxmemory="}},
 			[]string{`redis.maxmemory: "" is not a Redis memory value`}},
-		{"0 (no limit)", valueSet{set: []string{"redis.maxmemory=0"}}, true,
+		{"0 (no limit)", valueSet{set: []string{"redis.maxmemory=0"}},
 			[]string{`redis.maxmemory: "0" means no limit to Redis`, "OOM-kills it, in a crash loop", "75% of redis.resources.limits.memory or less"}},
-		{"0mb (no limit)", valueSet{setString: []string{"redis.maxmemory=0mb"}}, true,
+		{"0mb (no limit)", valueSet{setString: []string{"redis.maxmemory=0mb"}},
 			[]string{`redis.maxmemory: "0mb" means no limit to Redis`}},
-		{"limit not a quantity", valueSet{set: []string{"redis.resources.limits.memory=lots"}}, false,
+		{"limit not a quantity", valueSet{set: []string{"redis.resources.limits.memory=lots"}},
 			[]string{`redis.resources.limits.memory: "lots" is not a memory quantity`, "Ki, Mi, Gi, Ti, k, M, G or T"}},
-		{"limit in exponent form", valueSet{set: []string{"redis.resources.limits.memory=1e9"}}, false,
+		{"limit in exponent form", valueSet{set: []string{"redis.resources.limits.memory=1e9"}},
 			[]string{`redis.resources.limits.memory: "1e9" is not a memory quantity`, "no exponent forms"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			argv := append([]string{helmBin(t), "template", release, chartDir(t), "--namespace", namespace,
 				"--kube-version", kubeVersion}, helmArgs(t, tt.vs)...)
-			if tt.schema {
-				_, err := run(t, repoRoot(t), argv...)
-				if err == nil || !strings.Contains(err.Error(), "maxmemory") {
-					t.Errorf("want a schema error about maxmemory, got %v", err)
-				}
-				argv = append(argv, "--skip-schema-validation")
-			}
 			_, err := run(t, repoRoot(t), argv...)
 			if err == nil {
 				t.Fatal("rendered, want it refused")
@@ -1115,6 +1108,55 @@ func TestChartRedisMemoryRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestChartRedisMaxmemoryNumber: a maxmemory in plain bytes may be given as
+// a number (--set, or a number in a values file, which Helm reads as a
+// float64): Redis gets the digits, never an exponent form it cannot read,
+// and the 75% check and its message see the same bytes. A number that is
+// not whole is refused by values.schema.json.
+func TestChartRedisMaxmemoryNumber(t *testing.T) {
+	t.Parallel()
+	trackInputs(t, "deploy/helm/oncepay")
+	for _, vs := range []valueSet{
+		{name: "maxmemory-set", set: []string{"redis.maxmemory=805306368", "redis.resources.limits.memory=1Gi"}},
+		{name: "maxmemory-set-string", setString: []string{"redis.maxmemory=805306368"}, set: []string{"redis.resources.limits.memory=1Gi"}},
+		{name: "maxmemory-values-file", files: []string{"deploy/testdata/values-maxmemory-bytes.yaml"}},
+	} {
+		t.Run(vs.name, func(t *testing.T) {
+			t.Parallel()
+			c := redisStatefulSet(t, render(t, vs)).Spec.Template.Spec.Containers[0]
+			if got := checkRedisMemoryArgs(t, vs.name, c.Args, 1<<30); got != "805306368" {
+				t.Errorf("--maxmemory %q, want the digits 805306368", got)
+			}
+		})
+	}
+	// A values file with another maxmemory, in a temporary directory (helm -f
+	// splits its argument at commas: no comma in a subtest's name).
+	template := func(t *testing.T, maxmemory string) error {
+		f := filepath.Join(t.TempDir(), "values.yaml")
+		y := "redis:\n  maxmemory: " + maxmemory + "\n  resources: {limits: {memory: 1Gi}}\n"
+		if err := os.WriteFile(f, []byte(y), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := run(t, repoRoot(t), helmBin(t), "template", release, chartDir(t),
+			"--namespace", namespace, "--kube-version", kubeVersion, "-f", f)
+		return err
+	}
+	t.Run("a number in a values file over 75%", func(t *testing.T) {
+		t.Parallel()
+		err := template(t, "805306369")
+		if err == nil || !strings.Contains(err.Error(), `redis.maxmemory "805306369" (805306369 bytes`) {
+			t.Errorf("want the 75%% refusal naming 805306369 in digits, got %v", err)
+		}
+	})
+	t.Run("a number in a values file not whole", func(t *testing.T) {
+		t.Parallel()
+		err := template(t, "805306368.5")
+		if err == nil || !strings.Contains(err.Error(), "maxmemory") {
+			t.Errorf("want a schema error about maxmemory, got %v", err)
+		}
+	})
 }
 
 // TestChartRedisBytes: the chart's byte conversions (_redis.tpl) agree with

@@ -38,12 +38,27 @@ nothing. Empty when it is none of these (exponent forms such as 1e9 included).
 {{- end }}
 
 {{/*
+redis.maxmemory as the string Redis is given: a string as it is, a whole
+number (from --set, or a YAML number, which Helm reads as float64) in plain
+digits, never in exponent form.
+  include "oncepay.redisMaxmemory" .Values.redis
+*/}}
+{{- define "oncepay.redisMaxmemory" -}}
+{{- $v := get . "maxmemory" }}
+{{- if and (has (kindOf $v) (list "int" "int64" "float64")) (eq (float64 $v) (floor $v)) }}
+{{- printf "%.0f" (float64 $v) }}
+{{- else }}
+{{- toString $v }}
+{{- end }}
+{{- end }}
+
+{{/*
 Fails the render unless redis.maxmemory is a Redis memory value above 0 and,
 when redis.resources.limits.memory is set, at most 75% of it. Renders nothing.
   include "oncepay.redisMemoryCheck" .Values.redis
 */}}
 {{- define "oncepay.redisMemoryCheck" -}}
-{{- $mm := get . "maxmemory" | toString }}
+{{- $mm := include "oncepay.redisMaxmemory" . }}
 {{- $mmBytes := include "oncepay.redisBytes" $mm }}
 {{- if not $mmBytes }}
 {{- fail (printf "redis.maxmemory: %q is not a Redis memory value (bytes, or a number with kb, mb, gb, k, m or g)" $mm) }}
