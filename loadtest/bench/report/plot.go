@@ -200,34 +200,39 @@ func e2ePlot(r *results.Results, path string) error {
 		}
 	}
 	type bar struct {
-		name string
-		v    float64
+		name  string
+		v     float64
+		label string // above the bar; its value when empty
 	}
 	bars := []bar{}
 	if r.Coloc != nil {
-		bars = append(bars, bar{"colocated\nceiling", r.Coloc.Ceiling()})
+		bars = append(bars, bar{"colocated\nceiling", r.Coloc.Ceiling(), ""})
 	}
-	bars = append(bars, bar{"sustained\nboundary on", bestHeld(e.Sustained)})
+	bars = append(bars, bar{"sustained\nboundary on", bestHeld(e.Sustained), noneHeld(e.Sustained)})
 	if len(e.SustainedOff) > 0 {
-		bars = append(bars, bar{"sustained\nboundary off", bestHeld(e.SustainedOff)})
+		bars = append(bars, bar{"sustained\nboundary off", bestHeld(e.SustainedOff), noneHeld(e.SustainedOff)})
 	}
 	bars = append(bars,
-		bar{"accepted\nboundary on", results.Median(on)}, bar{"accepted\nboundary off", results.Median(off)},
-		bar{"charged\nboundary on", results.Median(chOn)}, bar{"charged\nboundary off", results.Median(chOff)},
-		bar{"replays\nboundary on", results.Median(replay)})
+		bar{"accepted\nboundary on", results.Median(on), ""}, bar{"accepted\nboundary off", results.Median(off), ""},
+		bar{"charged\nboundary on", results.Median(chOn), ""}, bar{"charged\nboundary off", results.Median(chOff), ""},
+		bar{"replays\nboundary on", results.Median(replay), ""})
 	if len(apiOn) > 0 {
 		bars = append(bars,
-			bar{"api alone\nboundary on", results.Median(apiOn)}, bar{"api alone\nboundary off", results.Median(apiOff)},
-			bar{"workers alone\nboundary on", results.Median(wOn)}, bar{"workers alone\nboundary off", results.Median(wOff)})
+			bar{"api alone\nboundary on", results.Median(apiOn), ""}, bar{"api alone\nboundary off", results.Median(apiOff), ""},
+			bar{"workers alone\nboundary on", results.Median(wOn), ""}, bar{"workers alone\nboundary off", results.Median(wOff), ""})
 	}
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("End to end on %d cores: payments (or replays) per second, medians", r.Machine.Cores)
 	p.Y.Label.Text = "per second"
 	var vals plotter.Values
-	var names []string
+	var names, texts []string
 	for _, b := range bars {
 		vals = append(vals, b.v)
 		names = append(names, b.name)
+		if b.label == "" {
+			b.label = fmt.Sprintf("%.0f", b.v)
+		}
+		texts = append(texts, b.label)
 	}
 	bc, err := plotter.NewBarChart(vals, vg.Points(38))
 	if err != nil {
@@ -236,7 +241,7 @@ func e2ePlot(r *results.Results, path string) error {
 	bc.Color = palette[0]
 	bc.LineStyle.Width = 0
 	p.Add(bc)
-	labels, err := plotter.NewLabels(plotter.XYLabels{XYs: xysOf(vals), Labels: numbers(vals)})
+	labels, err := plotter.NewLabels(plotter.XYLabels{XYs: xysOf(vals), Labels: texts})
 	if err != nil {
 		return err
 	}
@@ -258,18 +263,27 @@ func bestHeld(ss []results.Sustained) float64 {
 	return best
 }
 
+// noneHeld labels the bar of sustained runs ss when none of them held (a
+// bar of 0 would read as a measured rate of 0): which rates were tried.
+// Empty when one held or none ran.
+func noneHeld(ss []results.Sustained) string {
+	if len(ss) == 0 || bestHeld(ss) > 0 {
+		return ""
+	}
+	lo, hi := ss[0].Rate, ss[0].Rate
+	for _, s := range ss {
+		lo, hi = min(lo, s.Rate), max(hi, s.Rate)
+	}
+	if lo == hi {
+		return fmt.Sprintf("none held\n(%.0f tried)", lo)
+	}
+	return fmt.Sprintf("none held\n(%.0f-%.0f tried)", lo, hi)
+}
+
 func xysOf(v plotter.Values) plotter.XYs {
 	var out plotter.XYs
 	for i, y := range v {
 		out = append(out, plotter.XY{X: float64(i) - 0.15, Y: y})
-	}
-	return out
-}
-
-func numbers(v plotter.Values) []string {
-	var out []string
-	for _, y := range v {
-		out = append(out, fmt.Sprintf("%.0f", y))
 	}
 	return out
 }
