@@ -83,6 +83,9 @@ func Trees(roots map[string][]int) map[string]float64 {
 }
 
 // Machine is the machine's CPU time so far, in seconds summed over cores.
+// Busy is everything but idle and iowait, steal included: time the
+// hypervisor gave the VM's cores to something else belongs to no process,
+// so a Span reports it under Others.
 type Machine struct {
 	Busy, Total float64
 }
@@ -98,7 +101,16 @@ func ReadMachine() Machine {
 	if !sc.Scan() {
 		return Machine{}
 	}
-	fields := strings.Fields(sc.Text())
+	return parseMachine(sc.Text())
+}
+
+// parseMachine reads the "cpu" line of /proc/stat: user nice system idle
+// iowait irq softirq steal guest guest_nice, in ticks.
+func parseMachine(line string) Machine {
+	fields := strings.Fields(line)
+	if len(fields) == 0 {
+		return Machine{}
+	}
 	var m Machine
 	for i, v := range fields[1:] {
 		n, _ := strconv.ParseFloat(v, 64)
