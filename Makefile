@@ -56,6 +56,10 @@ lint: ## gofmt check and go vet in every module (reports both before failing)
 	$(MAKE) vet || status=1; \
 	exit $$status
 
+.PHONY: docs-check
+docs-check: ## check the docs: Mermaid blocks parse and show their text, links and anchors resolve, README <= 16 KiB, docs pages <= 20 KiB
+	scripts/docscheck/run
+
 .PHONY: vet
 vet: ## go vet ./... in every module
 	$(call in-modules,$(GO) vet ./...,vet)
