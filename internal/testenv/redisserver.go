@@ -143,11 +143,14 @@ const fillMargin = 512 << 10
 
 // Fill makes the server full, as a production Redis with maxmemory and
 // maxmemory-policy noeviction gets full: it writes 1 MiB of filler
-// (testenv:fill), then sets maxmemory-policy noeviction and maxmemory 512
-// KiB below the memory then in use. (maxmemory is set after the write
-// because Redis counts the write's own query buffer: a 1 MiB write against
-// a limit 512 KiB away would be refused, and small writes up to the limit
-// leave it a few bytes away, where buffers come and go.) From then on Redis
+// (testenv:fill, in 16 KiB appends), then sets maxmemory-policy noeviction
+// and maxmemory 512 KiB below the memory then in use. (maxmemory is set
+// after the write because small writes up to the limit leave it a few bytes
+// away, where buffers come and go. The filler goes in small pieces because
+// Redis counts a client's query buffer as used memory and frees a large one
+// later, in its cron: measured after one 1 MiB SET, used_memory fell by more
+// than the margin a few seconds afterwards, and Redis took writes again.)
+// From then on Redis
 // refuses every command that may grow memory, a script's first write
 // included, with "OOM command not allowed when used memory > 'maxmemory'",
 // and still answers reads and deletes. Fill fails the test unless a write
@@ -156,8 +159,11 @@ func (r *RedisServer) Fill() {
 	r.t.Helper()
 	ctx := context.Background()
 	c := r.Client()
-	if err := c.Set(ctx, "testenv:fill", strings.Repeat("x", 1<<20), 0).Err(); err != nil {
-		r.t.Fatalf("fill: write the filler: %v", err)
+	piece := strings.Repeat("x", 16<<10)
+	for range 64 {
+		if err := c.Append(ctx, "testenv:fill", piece).Err(); err != nil {
+			r.t.Fatalf("fill: write the filler: %v", err)
+		}
 	}
 	used := r.usedMemory(c)
 	if err := c.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err(); err != nil {
