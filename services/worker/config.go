@@ -29,8 +29,7 @@ type config struct {
 	Queue         string          // AMQP_QUEUE, default payments.charge; base of the retry and dead-letter names
 	Prefetch      int             // WORKER_PREFETCH, default 16
 	Concurrency   int             // WORKER_CONCURRENCY, default 8
-	RetryDelays   []time.Duration // WORKER_RETRY_DELAYS, default 1s,5s,30s
-	MaxAttempts   int             // WORKER_MAX_ATTEMPTS, default 10
+	RetryDelays   []time.Duration // WORKER_RETRY_DELAYS, default 1s,5s,30s; the last repeats without limit
 	DeliveryLimit int             // WORKER_DELIVERY_LIMIT, default 20
 
 	ReconnectInterval time.Duration // AMQP_RECONNECT_INTERVAL, default 1s
@@ -72,7 +71,6 @@ func loadConfig(getenv func(string) string, hostname string) (config, error) {
 		Prefetch:      p.Positive("WORKER_PREFETCH", 16),
 		Concurrency:   p.Positive("WORKER_CONCURRENCY", 8),
 		RetryDelays:   durations(p, "WORKER_RETRY_DELAYS", []time.Duration{time.Second, 5 * time.Second, 30 * time.Second}),
-		MaxAttempts:   p.Positive("WORKER_MAX_ATTEMPTS", 10),
 		DeliveryLimit: p.Positive("WORKER_DELIVERY_LIMIT", 20),
 
 		ReconnectInterval: p.Duration("AMQP_RECONNECT_INTERVAL", time.Second),

@@ -189,7 +189,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 // loopConfig derives the consumer loop's settings from cfg and the topology.
 func loopConfig(cfg config, t broker.Topology) consumer.Config {
 	c := consumer.Config{
-		Concurrency: cfg.Concurrency, DeadLetter: t.DeadLetterQueue(), MaxAttempts: cfg.MaxAttempts,
+		Concurrency: cfg.Concurrency, DeadLetter: t.DeadLetterQueue(),
 		Grace: cfg.ShutdownGrace, PublishTimeout: 5 * time.Second,
 	}
 	for i, d := range cfg.RetryDelays {
