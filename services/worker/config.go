@@ -42,6 +42,13 @@ type config struct {
 	// EndRetry (IDEM_END_RETRY, default 5s) is how long Complete and Release
 	// are retried in-process while Redis does not answer; 0 turns it off.
 	EndRetry time.Duration
+	// The reconciler settles payments pending for longer than
+	// ReconcileAfter (WORKER_RECONCILE_AFTER, default 5m), up to
+	// ReconcileBatch (WORKER_RECONCILE_BATCH, default 100) every
+	// ReconcileInterval (WORKER_RECONCILE_INTERVAL, default 30s).
+	ReconcileAfter    time.Duration
+	ReconcileInterval time.Duration
+	ReconcileBatch    int
 	// Strategy is IDEM_STRATEGY: oncepay (the default, the real boundary)
 	// or a comparison strategy, for demonstrations only.
 	Strategy naive.Strategy
@@ -83,6 +90,10 @@ func loadConfig(getenv func(string) string, hostname string) (config, error) {
 		EndRetry:    p.Duration("IDEM_END_RETRY", 5*time.Second),
 		Strategy:    strategy(p, "IDEM_STRATEGY"),
 
+		ReconcileAfter:    p.Duration("WORKER_RECONCILE_AFTER", 5*time.Minute),
+		ReconcileInterval: p.Duration("WORKER_RECONCILE_INTERVAL", 30*time.Second),
+		ReconcileBatch:    p.Positive("WORKER_RECONCILE_BATCH", 100),
+
 		ShutdownGrace: p.Duration("SHUTDOWN_GRACE", 20*time.Second),
 		Instance:      p.String("WORKER_INSTANCE", hostname),
 		LogLevel:      p.Level("LOG_LEVEL", slog.LevelInfo),
@@ -121,6 +132,7 @@ func loadConfig(getenv func(string) string, hostname string) (config, error) {
 	}{
 		{"AMQP_RECONNECT_INTERVAL", c.ReconnectInterval}, {"IDEM_LEASE", c.Lease}, {"IDEM_RETENTION", c.Retention},
 		{"IDEM_TIMEOUT", c.IdemTimeout}, {"PSP_TIMEOUT", c.PSPTimeout}, {"SHUTDOWN_GRACE", c.ShutdownGrace},
+		{"WORKER_RECONCILE_AFTER", c.ReconcileAfter}, {"WORKER_RECONCILE_INTERVAL", c.ReconcileInterval},
 	} {
 		if d.v <= 0 && !p.Failed(d.name) {
 			p.Fail(d.name, "must be positive")

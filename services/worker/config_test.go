@@ -35,6 +35,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		Lease: 15 * time.Second, Retention: 24 * time.Hour, IdemTimeout: 500 * time.Millisecond,
 		PSPTimeout: 5 * time.Second, EndRetry: 5 * time.Second, ShutdownGrace: 20 * time.Second, Instance: "host-1",
 		LogLevel: slog.LevelInfo, Strategy: naive.StrategyOncepay,
+		ReconcileAfter: 5 * time.Minute, ReconcileInterval: 30 * time.Second, ReconcileBatch: 100,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
