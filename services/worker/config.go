@@ -29,8 +29,7 @@ type config struct {
 	Queue         string          // AMQP_QUEUE, default payments.charge; base of the retry and dead-letter names
 	Prefetch      int             // WORKER_PREFETCH, default 16
 	Concurrency   int             // WORKER_CONCURRENCY, default 8
-	RetryDelays   []time.Duration // WORKER_RETRY_DELAYS, default 1s,5s,30s
-	MaxAttempts   int             // WORKER_MAX_ATTEMPTS, default 10
+	RetryDelays   []time.Duration // WORKER_RETRY_DELAYS, default 1s,5s,30s; the last repeats without limit
 	DeliveryLimit int             // WORKER_DELIVERY_LIMIT, default 20
 
 	ReconnectInterval time.Duration // AMQP_RECONNECT_INTERVAL, default 1s
@@ -43,6 +42,13 @@ type config struct {
 	// EndRetry (IDEM_END_RETRY, default 5s) is how long Complete and Release
 	// are retried in-process while Redis does not answer; 0 turns it off.
 	EndRetry time.Duration
+	// The reconciler settles payments pending for longer than
+	// ReconcileAfter (WORKER_RECONCILE_AFTER, default 5m), up to
+	// ReconcileBatch (WORKER_RECONCILE_BATCH, default 100) every
+	// ReconcileInterval (WORKER_RECONCILE_INTERVAL, default 30s).
+	ReconcileAfter    time.Duration
+	ReconcileInterval time.Duration
+	ReconcileBatch    int
 	// Strategy is IDEM_STRATEGY: oncepay (the default, the real boundary)
 	// or a comparison strategy, for demonstrations only.
 	Strategy naive.Strategy
@@ -72,7 +78,6 @@ func loadConfig(getenv func(string) string, hostname string) (config, error) {
 		Prefetch:      p.Positive("WORKER_PREFETCH", 16),
 		Concurrency:   p.Positive("WORKER_CONCURRENCY", 8),
 		RetryDelays:   durations(p, "WORKER_RETRY_DELAYS", []time.Duration{time.Second, 5 * time.Second, 30 * time.Second}),
-		MaxAttempts:   p.Positive("WORKER_MAX_ATTEMPTS", 10),
 		DeliveryLimit: p.Positive("WORKER_DELIVERY_LIMIT", 20),
 
 		ReconnectInterval: p.Duration("AMQP_RECONNECT_INTERVAL", time.Second),
@@ -84,6 +89,10 @@ func loadConfig(getenv func(string) string, hostname string) (config, error) {
 		PSPTimeout:  p.Duration("PSP_TIMEOUT", 5*time.Second),
 		EndRetry:    p.Duration("IDEM_END_RETRY", 5*time.Second),
 		Strategy:    strategy(p, "IDEM_STRATEGY"),
+
+		ReconcileAfter:    p.Duration("WORKER_RECONCILE_AFTER", 5*time.Minute),
+		ReconcileInterval: p.Duration("WORKER_RECONCILE_INTERVAL", 30*time.Second),
+		ReconcileBatch:    p.Positive("WORKER_RECONCILE_BATCH", 100),
 
 		ShutdownGrace: p.Duration("SHUTDOWN_GRACE", 20*time.Second),
 		Instance:      p.String("WORKER_INSTANCE", hostname),
@@ -123,6 +132,7 @@ func loadConfig(getenv func(string) string, hostname string) (config, error) {
 	}{
 		{"AMQP_RECONNECT_INTERVAL", c.ReconnectInterval}, {"IDEM_LEASE", c.Lease}, {"IDEM_RETENTION", c.Retention},
 		{"IDEM_TIMEOUT", c.IdemTimeout}, {"PSP_TIMEOUT", c.PSPTimeout}, {"SHUTDOWN_GRACE", c.ShutdownGrace},
+		{"WORKER_RECONCILE_AFTER", c.ReconcileAfter}, {"WORKER_RECONCILE_INTERVAL", c.ReconcileInterval},
 	} {
 		if d.v <= 0 && !p.Failed(d.name) {
 			p.Fail(d.name, "must be positive")

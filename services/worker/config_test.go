@@ -31,10 +31,11 @@ func TestLoadConfigDefaults(t *testing.T) {
 		DatabaseURL: "postgres://u:p@127.0.0.1:5432/db?sslmode=disable", AMQPURL: "amqp://u:p@127.0.0.1:5672/",
 		PSPURL: "http://127.0.0.1:8090", Exchange: "payments", Queue: "payments.charge",
 		Prefetch: 16, Concurrency: 8, RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second},
-		MaxAttempts: 10, DeliveryLimit: 20, ReconnectInterval: time.Second, ReconnectAttempts: 300,
+		DeliveryLimit: 20, ReconnectInterval: time.Second, ReconnectAttempts: 300,
 		Lease: 15 * time.Second, Retention: 24 * time.Hour, IdemTimeout: 500 * time.Millisecond,
 		PSPTimeout: 5 * time.Second, EndRetry: 5 * time.Second, ShutdownGrace: 20 * time.Second, Instance: "host-1",
 		LogLevel: slog.LevelInfo, Strategy: naive.StrategyOncepay,
+		ReconcileAfter: 5 * time.Minute, ReconcileInterval: 30 * time.Second, ReconcileBatch: 100,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
@@ -46,7 +47,7 @@ func TestLoadConfigOverrides(t *testing.T) {
 	for k, v := range map[string]string{
 		"WORKER_LISTEN_ADDR": "127.0.0.1:0", "AMQP_EXCHANGE": "ex", "AMQP_QUEUE": "q",
 		"WORKER_PREFETCH": "4", "WORKER_CONCURRENCY": "2", "WORKER_RETRY_DELAYS": "100ms, 300ms,1s",
-		"WORKER_MAX_ATTEMPTS": "3", "WORKER_DELIVERY_LIMIT": "5", "IDEM_LEASE": "2s", "IDEM_RETENTION": "1h",
+		"WORKER_DELIVERY_LIMIT": "5", "IDEM_LEASE": "2s", "IDEM_RETENTION": "1h",
 		"IDEM_TIMEOUT": "200ms", "PSP_TIMEOUT": "1s", "SHUTDOWN_GRACE": "3s", "WORKER_INSTANCE": "w1",
 		"LOG_LEVEL": "debug", "AMQP_RECONNECT_INTERVAL": "250ms", "AMQP_RECONNECT_ATTEMPTS": "7",
 		"IDEM_STRATEGY": "api-only", "IDEM_END_RETRY": "0s",

@@ -135,7 +135,7 @@ func (e *env) workerEnv(instance string, extra map[string]string) map[string]str
 		"WORKER_LISTEN_ADDR": "127.0.0.1:0", "REDIS_URL": e.redisURL, "DATABASE_URL": e.dbURL,
 		"AMQP_URL": e.amqpURL, "PSP_URL": e.pspURL, "AMQP_EXCHANGE": e.topo.Exchange, "AMQP_QUEUE": e.topo.Queue,
 		"WORKER_PREFETCH": "8", "WORKER_CONCURRENCY": "4", "WORKER_RETRY_DELAYS": strings.Join(delays, ","),
-		"WORKER_MAX_ATTEMPTS": "30", "IDEM_LEASE": "3s", "IDEM_TIMEOUT": "300ms", "PSP_TIMEOUT": "5s",
+		"IDEM_LEASE": "3s", "IDEM_TIMEOUT": "300ms", "PSP_TIMEOUT": "5s",
 		"SHUTDOWN_GRACE": "5s", "AMQP_RECONNECT_INTERVAL": "500ms", "WORKER_INSTANCE": instance, "LOG_LEVEL": "debug",
 	}
 	maps.Copy(env, extra)

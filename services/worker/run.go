@@ -28,6 +28,7 @@ import (
 	"github.com/oncepay/oncepay/services/worker/internal/metrics"
 	"github.com/oncepay/oncepay/services/worker/internal/ops"
 	"github.com/oncepay/oncepay/services/worker/internal/payments"
+	"github.com/oncepay/oncepay/services/worker/internal/reconcile"
 )
 
 const usage = "usage: worker   (configured by the environment, see docs/worker.md)"
@@ -103,13 +104,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer cons.Channel.Close()
 
-	loop := consumer.New(loopConfig(cfg, topo), consumer.Deps{
-		Handler: charge.NewHandler(charge.Deps{
-			Boundary: boundary, PSPKey: pspKey, Payments: pays, PSP: psp, PSPTimeout: cfg.PSPTimeout,
-			EndRetry: cfg.EndRetry, Instance: cfg.Instance, Log: log, Metrics: m,
-		}),
-		Channel: cons, Publisher: cons.Publisher, Guard: cons.Guard, Log: log, Metrics: m,
+	handler := charge.NewHandler(charge.Deps{
+		Boundary: boundary, PSPKey: pspKey, Payments: pays, PSP: psp, PSPTimeout: cfg.PSPTimeout,
+		EndRetry: cfg.EndRetry, Instance: cfg.Instance, Log: log, Metrics: m,
 	})
+	loop := consumer.New(loopConfig(cfg, topo), consumer.Deps{
+		Handler: handler, Channel: cons, Publisher: cons.Publisher, Guard: cons.Guard, Log: log, Metrics: m,
+	})
+	rm, err := reconcile.NewMetrics(reg)
+	if err != nil {
+		return err
+	}
+	reconciler := reconcile.New(reconcile.Config{
+		After: cfg.ReconcileAfter, Interval: cfg.ReconcileInterval, Batch: cfg.ReconcileBatch,
+		PSPTimeout: cfg.PSPTimeout, MeasureOnly: !cfg.Strategy.Real(),
+	}, reconcile.Deps{Boundary: boundary, Payments: pays, PSP: psp, Charger: handler, Log: log, Metrics: rm})
 
 	var draining, consuming atomic.Bool
 	srv := &http.Server{
@@ -149,6 +158,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		looped <- loop.Run(loopCtx, cons.Deliveries)
 		consuming.Store(false)
 	}()
+	reconciled := make(chan struct{})
+	go func() {
+		defer close(reconciled)
+		reconciler.Run(loopCtx)
+	}()
 
 	var runErr error
 	select {
@@ -170,6 +184,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := <-looped; err != nil && runErr == nil {
 		runErr = fmt.Errorf("consumer: %w", err)
 	}
+	<-reconciled
 	// Closing the channel returns every delivery not settled to the queue.
 	if err := cons.Channel.Close(); err != nil {
 		log.Warn("close amqp channel", "err", err)
@@ -189,7 +204,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 // loopConfig derives the consumer loop's settings from cfg and the topology.
 func loopConfig(cfg config, t broker.Topology) consumer.Config {
 	c := consumer.Config{
-		Concurrency: cfg.Concurrency, DeadLetter: t.DeadLetterQueue(), MaxAttempts: cfg.MaxAttempts,
+		Concurrency: cfg.Concurrency, DeadLetter: t.DeadLetterQueue(),
 		Grace: cfg.ShutdownGrace, PublishTimeout: 5 * time.Second,
 	}
 	for i, d := range cfg.RetryDelays {

@@ -52,7 +52,7 @@ func TestUnknownRoutesAndRequestID(t *testing.T) {
 	if p.RequestID != "req-42" {
 		t.Errorf("request_id = %q, want the caller's req-42", p.RequestID)
 	}
-	a := send(t, http.MethodGet, s.URL+"/v1/charges", nil, "")
+	a := send(t, http.MethodDelete, s.URL+"/v1/charges", nil, "")
 	wantProblem(t, a, http.StatusMethodNotAllowed)
 	if a.Header.Get("X-Request-Id") == "" {
 		t.Error("no X-Request-Id on the answer")

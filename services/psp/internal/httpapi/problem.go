@@ -18,8 +18,8 @@ type problem struct {
 }
 
 // fieldError is one invalid input: a body field (In "body", Field the JSON
-// name, empty when the body as a whole is unusable) or a header (In "header",
-// Field the header name).
+// name, empty when the body as a whole is unusable), a header (In "header",
+// Field the header name) or a query parameter (In "query").
 type fieldError struct {
 	Field  string `json:"field,omitempty"`
 	In     string `json:"in"`
@@ -68,6 +68,11 @@ func simulatedOutage() *problem {
 func simulatedError() *problem {
 	return &problem{Type: problemBase + "simulated-error", Title: "Internal server error", Status: http.StatusInternalServerError,
 		Detail: "injected fault (error_rate): nothing was charged; retry with the same key"}
+}
+
+func noSuchKey() *problem {
+	return &problem{Type: problemBase + "no-such-key", Title: "No charge under this key", Status: http.StatusNotFound,
+		Detail: "nothing was charged or declined under this Idempotency-Key"}
 }
 
 func notReady(detail string) *problem {

@@ -9,6 +9,7 @@ import (
 
 func addRoutes(r chi.Router, d Deps) {
 	r.Method(http.MethodPost, "/v1/charges", handleCharge(d.Logger, d.Store, d.Faults, d.Metrics))
+	r.Method(http.MethodGet, "/v1/charges", handleLookup(d.Logger, d.Store, d.Faults))
 
 	r.Method(http.MethodGet, "/admin/config", handleGetConfig(d.Faults))
 	r.Method(http.MethodPut, "/admin/config", handlePutConfig(d.Logger, d.Faults))

@@ -8,11 +8,14 @@
 //
 //	nil                  ack
 //	Retry(err, after)    publish a copy to a retry queue (with confirm), then ack;
-//	                     dead-letter instead once the attempts are used up
+//	                     after the last delay, the last queue again, without limit
 //	Reject(err)          publish a copy to the dead-letter queue (with confirm), then ack
 //	any other error      like Retry(err, 0)
 //
 // A retry never requeues the message hot: it waits out a retry queue's TTL.
+// The dead-letter queue is for poison messages only (Reject): a retryable
+// failure may be a charge whose outcome is unknown, and it is retried, never
+// parked.
 package consumer
 
 import (

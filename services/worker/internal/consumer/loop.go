@@ -20,9 +20,8 @@ var ErrDeliveriesClosed = errors.New("consumer: delivery channel closed")
 // Config tunes a Loop.
 type Config struct {
 	Concurrency    int           // handler goroutines
-	Retries        []RetryQueue  // by increasing delay; at least one
-	DeadLetter     string        // the dead-letter queue
-	MaxAttempts    int           // a message that failed this many attempts is dead-lettered
+	Retries        []RetryQueue  // by increasing delay; at least one; the last is reused without limit
+	DeadLetter     string        // the dead-letter queue, for rejected messages only
 	Grace          time.Duration // how long in-flight handlers may run on after Run's ctx ends
 	PublishTimeout time.Duration // bound on one publish-and-confirm
 }

@@ -88,7 +88,7 @@ func (f *fakeBroker) Events() []string {
 var testRetries = []RetryQueue{{"q.retry.100ms", 100 * time.Millisecond}, {"q.retry.300ms", 300 * time.Millisecond}, {"q.retry.1s", time.Second}}
 
 func testConfig() Config {
-	return Config{Concurrency: 2, Retries: testRetries, DeadLetter: "q.dlq", MaxAttempts: 3, Grace: time.Second, PublishTimeout: time.Second}
+	return Config{Concurrency: 2, Retries: testRetries, DeadLetter: "q.dlq", Grace: time.Second, PublishTimeout: time.Second}
 }
 
 // startLoop runs a loop over a fresh delivery channel until the test ends.
@@ -178,8 +178,12 @@ func TestLoopSettles(t *testing.T) {
 			want: []string{"publish q.retry.1s pay_1", "ack 1"},
 		},
 		{
-			name: "out of attempts dead-letters", retries: 2, err: Retry(errors.New("x"), 0),
-			want: []string{"publish q.dlq pay_1", "ack 1"},
+			name: "used-up delays keep retrying at the last one", retries: 2, err: Retry(errors.New("x"), 0),
+			want: []string{"publish q.retry.1s pay_1", "ack 1"}, header: amqp.Table{HeaderRetryCount: int32(3)},
+		},
+		{
+			name: "retries never run out", retries: 500, err: errors.New("psp down"),
+			want: []string{"publish q.retry.1s pay_1", "ack 1"}, header: amqp.Table{HeaderRetryCount: int32(501)},
 		},
 		{
 			name: "reject dead-letters at once", err: Reject(errors.New("bad json")),

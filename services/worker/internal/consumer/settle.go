@@ -2,8 +2,8 @@ package consumer
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
+	"math"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -13,7 +13,10 @@ import (
 
 // settle is the one place a delivery is settled: it acks, retries,
 // dead-letters or (stale session, aborted by shutdown) deliberately leaves
-// it, exactly once per delivery.
+// it, exactly once per delivery. Only a rejected message (consumer.Reject:
+// undecodable or invalid) is dead-lettered; every other failure is retried
+// through the retry queues, at the last delay once the others are used up,
+// without limit.
 func (l *Loop) settle(r result) {
 	d := r.t.d
 	log := l.Log.With("message_id", d.MessageId, "idempotency_key", headerString(d.Headers, "x-idempotency-key"),
@@ -34,13 +37,16 @@ func (l *Loop) settle(r result) {
 		l.finish(log, r.t, r.outcome, func() error { return l.Channel.Ack(d.DeliveryTag) })
 	case isReject(r.err):
 		l.deadLetter(log, r.t, r.err.Error())
-	case r.msg.Attempt >= l.cfg.MaxAttempts:
-		log.Warn("out of attempts", "outcome", r.outcome, "err", r.err)
-		l.deadLetter(log, r.t, fmt.Sprintf("out of attempts (%d): %v", r.msg.Attempt, r.err))
 	default:
+		// A retryable failure may hide a charge whose outcome is unknown:
+		// it is retried for as long as it fails, never dead-lettered.
 		q := l.retryQueue(r.msg.Attempt-1, retryAfter(r.err))
-		log.Info("delayed retry", "outcome", r.outcome, "queue", q.Queue, "delay", q.Delay.String(), "err", r.err)
-		l.forward(log, r.t, r.outcome, q.Queue, amqp.Table{HeaderRetryCount: int32(r.msg.Attempt)}, true)
+		level := slog.LevelInfo
+		if r.msg.Attempt > len(l.cfg.Retries) {
+			level = slog.LevelWarn // the delays are used up: retrying at the last one
+		}
+		log.Log(context.Background(), level, "delayed retry", "outcome", r.outcome, "queue", q.Queue, "delay", q.Delay.String(), "err", r.err)
+		l.forward(log, r.t, r.outcome, q.Queue, amqp.Table{HeaderRetryCount: int32(min(r.msg.Attempt, math.MaxInt32))}, true)
 	}
 }
 
@@ -69,10 +75,12 @@ func (l *Loop) deadLetter(log *slog.Logger, t tracked, reason string) {
 
 // forward publishes a copy of t's delivery to queue with confirm, THEN acks
 // the original: if the worker dies in between, the broker redelivers the
-// original and the copy is a harmless duplicate; never a loss. If the
-// publish fails, the original is nacked instead: requeued for a retry
-// (counted by the queue's delivery limit), dead-lettered by the broker
-// otherwise.
+// original and the copy is a harmless duplicate; never a loss. A copy is a
+// new message to the broker: the main queue's delivery limit counts its
+// returns from zero, so a message that only ever goes through the retry
+// queues is never dead-lettered by the broker. If the publish fails, the
+// original is nacked instead: requeued for a retry (a return that the
+// delivery limit counts), dead-lettered by the broker otherwise.
 func (l *Loop) forward(log *slog.Logger, t tracked, outcome, queue string, set amqp.Table, requeueOnFailure bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.PublishTimeout)
 	defer cancel()

@@ -18,7 +18,7 @@ const (
 	InProgressRetry = "in_progress_retry" // another owner holds the lease; delayed retry
 	LostLease       = "lost_lease"        // the lease was lost mid-work; nothing written; delayed retry
 	TransientRetry  = "transient_retry"   // psp or database failed transiently; delayed retry
-	DeadLettered    = "dead_lettered"     // poison, unknown payment, or out of attempts; in the DLQ
+	DeadLettered    = "dead_lettered"     // poison: undecodable or invalid; in the DLQ
 	RedisDown       = "redis_unavailable" // the boundary could not be reached; delayed retry (fail closed)
 )
 
