@@ -24,4 +24,20 @@
 // stay open and requests that are never answered. The timeout toxic with
 // timeout 0 does that: it accepts connections and drops every byte until it
 // is removed, and then closes the connections it held.
+//
+// # The fault driver
+//
+// The driver declares what it consumes, in its own package:
+//
+//	type Network interface {
+//		Inject(ctx context.Context, kind, target string, d time.Duration) (undo func() error, err error)
+//	}
+//
+// and gets an *Injector from New($TOXIPROXY_URL) (scripts/local env
+// exports it). A network Step maps to one Inject call, held for the
+// step's window and then undone: its action names the kind
+// (KindLatency, KindPartition, KindResetPeer, KindSlow), its target the
+// proxy ("worker-1.redis", "worker-2.psp", "api-1.postgres"), and its
+// delay is d (latency, slow). Undo is safe to call twice, so the driver
+// may also undo every fault it still holds when the run ends.
 package netfault
