@@ -22,7 +22,9 @@ const redisDB = 12
 
 // redisVia returns a client of the harness Redis that dials addr (a proxy),
 // with no retries, closed at cleanup.
-func redisVia(t *testing.T, addr string) *redis.Client {
+func redisVia(t *testing.T, addr string) *redis.Client { return redisClient(t, addr) }
+
+func redisClient(t testing.TB, addr string) *redis.Client {
 	t.Helper()
 	opt := testenv.RedisOptions(t, redisDB)
 	opt.Addr = addr
