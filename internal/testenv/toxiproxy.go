@@ -43,9 +43,10 @@ func Toxiproxy(t testing.TB) string {
 		<-exited
 	})
 	api := "http://127.0.0.1:" + strconv.Itoa(port)
+	client := &http.Client{Timeout: time.Second}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		resp, err := http.Get(api + "/version")
+		resp, err := client.Get(api + "/version")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {

@@ -168,11 +168,11 @@ func (in *Injector) add(replica, service string, toxics ...toxic) (Undo, error) 
 		}
 		added = append(added, t.name)
 	}
-	var once sync.Mutex
+	var mu sync.Mutex
 	done := false
 	return func() error {
-		once.Lock()
-		defer once.Unlock()
+		mu.Lock()
+		defer mu.Unlock()
 		if done {
 			return nil
 		}
