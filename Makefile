@@ -119,8 +119,8 @@ logs: ## follow the logs of everything RUNTIME runs
 	RUNTIME=$(RUNTIME) scripts/runtime logs
 
 .PHONY: tools
-tools: ## install the pinned helm (v3.22.0) and promtool (Debian's) into bin/, which the deploy tests need (deploy/tools; kind and kubectl: deploy/kind/run up)
-	deploy/tools helm promtool
+tools: ## install the pinned helm (v3.22.0), promtool (Debian's) and toxiproxy (v2.12.0) into bin/, which the tests need (deploy/tools; kind and kubectl: deploy/kind/run up)
+	deploy/tools helm promtool toxiproxy
 
 .PHONY: k6
 k6: ## build the pinned k6 (v1.8.1) into bin/ once (takes minutes; kept afterwards)

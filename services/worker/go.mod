@@ -6,9 +6,10 @@ require (
 	github.com/google/go-cmp v0.7.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/oncepay/oncepay/internal/testenv v0.0.0
+	github.com/oncepay/oncepay/loadtest v0.0.0
 	github.com/oncepay/oncepay/pkg/idem v0.0.0
 	github.com/oncepay/oncepay/pkg/service v0.0.0
-	github.com/oncepay/oncepay/services/api v0.0.0-00010101000000-000000000000
+	github.com/oncepay/oncepay/services/api v0.0.0
 	github.com/oncepay/oncepay/services/psp v0.0.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/rabbitmq/amqp091-go v1.16.0
@@ -16,6 +17,7 @@ require (
 )
 
 require (
+	github.com/Shopify/toxiproxy/v2 v2.12.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
@@ -35,6 +37,7 @@ require (
 
 replace (
 	github.com/oncepay/oncepay/internal/testenv => ../../internal/testenv
+	github.com/oncepay/oncepay/loadtest => ../../loadtest
 	github.com/oncepay/oncepay/lua => ../../lua
 	github.com/oncepay/oncepay/pkg/idem => ../../pkg/idem
 	github.com/oncepay/oncepay/pkg/service => ../../pkg/service
