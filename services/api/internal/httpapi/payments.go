@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
@@ -92,6 +93,12 @@ func (s *Server) insertPayment(ctx context.Context, w http.ResponseWriter, p pay
 		return err
 	}
 	created, err := s.payments.Create(ctx, p, payments.Response{Status: http.StatusAccepted, Body: body})
+	var reused *payments.KeyReusedError
+	if errors.As(err, &reused) {
+		s.log.InfoContext(ctx, "key held by another request; the database backstop answers 422",
+			"payment_id", reused.PaymentID, "merchant", p.MerchantID, "idempotency_key", p.IdempotencyKey)
+		return &heldByAnother{fingerprint: reused.Fingerprint, answer: createdAnswer(reused.PaymentID, reused.Response), err: err}
+	}
 	if err != nil {
 		return err
 	}
@@ -100,11 +107,18 @@ func (s *Server) insertPayment(ctx context.Context, w http.ResponseWriter, p pay
 			"merchant", p.MerchantID, "idempotency_key", p.IdempotencyKey)
 		w.Header().Set(headerReplayed, "true")
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Location", "/v1/payments/"+created.PaymentID)
-	w.WriteHeader(created.Response.Status)
-	w.Write(created.Response.Body)
+	send(w, createdAnswer(created.PaymentID, created.Response))
 	return nil
+}
+
+// createdAnswer is the answer that created payment id: its stored first
+// response, as JSON, with its Location.
+func createdAnswer(id string, first payments.Response) idem.Response {
+	return idem.Response{
+		Status: first.Status,
+		Header: http.Header{"Content-Type": {"application/json"}, "Location": {"/v1/payments/" + id}},
+		Body:   first.Body,
+	}
 }
 
 // idempotencyKey returns the request's Idempotency-Key, unquoted.

@@ -39,7 +39,9 @@ func NewStore(pool *pgxpool.Pool, sender Sender, m *metrics.Metrics) *Store {
 // The durable backstop: if (merchant, key) already has a payment (Redis
 // forgot the key, or a retry took over an expired lease), nothing is
 // written; a payment with the same fingerprint is answered with its stored
-// first response (Created.Backstop true), any other with ErrKeyReused. A
+// first response (Created.Backstop true), any other with a
+// *KeyReusedError (ErrKeyReused) that carries the holder's id,
+// fingerprint and first response. A
 // concurrent uncommitted insert of the same key is waited for, so two
 // requests never both create a payment.
 func (s *Store) Create(ctx context.Context, p Payment, first Response) (Created, error) {
@@ -113,7 +115,7 @@ func existing(ctx context.Context, tx querier, p Payment) (Created, error) {
 		return Created{}, fmt.Errorf("read the payment that holds the key: %w", err)
 	}
 	if fingerprint != p.Fingerprint {
-		return Created{}, fmt.Errorf("payment %s holds the key: %w", id, ErrKeyReused)
+		return Created{}, &KeyReusedError{PaymentID: id, Fingerprint: fingerprint, Response: resp}
 	}
 	return Created{PaymentID: id, Response: resp, Backstop: true}, nil
 }
