@@ -28,7 +28,11 @@ var storedHeaders = []string{"Content-Type", "Location"}
 type work func(ctx context.Context, w http.ResponseWriter) error
 
 // idempotent runs do under the boundary's api stage for key and the
-// request's fingerprint, and answers the request:
+// request's fingerprint, and answers the request. Every boundary call runs
+// detached from the client's cancellation, bounded by the boundary's own
+// timeout (idem.Config.Timeout): a client that hangs up while Begin waits
+// for Redis must not abandon a claim that Redis still makes, which would
+// answer the client's retry 409 for a whole lease.
 //
 //   - Acquired: do runs with a recorder, detached from client cancellation
 //     and bounded by the lease; a 2xx/4xx answer is stored with
@@ -49,7 +53,8 @@ type work func(ctx context.Context, w http.ResponseWriter) error
 //   - Errors of Begin (in progress, mismatch, unavailable, out of memory)
 //     are returned for problemFor to map (409, 422, 503, 503).
 func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key idem.Key, fingerprint string, do work) error {
-	claim, err := s.boundary.Begin(r.Context(), key, stageAPI, fingerprint)
+	detached := context.WithoutCancel(r.Context())
+	claim, err := s.boundary.Begin(detached, key, stageAPI, fingerprint)
 	if err != nil {
 		return err
 	}
@@ -64,7 +69,6 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key idem.Key
 	}
 
 	lease := claim.Lease
-	detached := context.WithoutCancel(r.Context())
 	settled := false
 	defer func() {
 		if !settled { // do panicked: give the key back before the panic goes on
