@@ -51,8 +51,7 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
 	}
 	infoFrom(r.Context()).key = key
 	var req createPaymentRequest
-	body, err := decodeJSON(w, r, &req)
-	if err != nil {
+	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
 	if errs := req.validate(); len(errs) > 0 {
@@ -62,9 +61,13 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return invalidKey(err)
 	}
-	fingerprint, err := idem.Fingerprint(r.Method, r.URL.Path, body)
+	canonical, err := req.canonical()
 	if err != nil {
-		return invalidRequest(fieldError{Message: err.Error()})
+		return err
+	}
+	fingerprint, err := idem.Fingerprint(r.Method, r.URL.Path, canonical)
+	if err != nil {
+		return err
 	}
 	p := payments.Payment{
 		MerchantID: merchant, IdempotencyKey: key, Fingerprint: fingerprint,
