@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/oncepay/oncepay/internal/testenv"
 	"github.com/oncepay/oncepay/pkg/idem"
@@ -101,5 +102,63 @@ func TestKeyReusedAfterBoundaryLoss(t *testing.T) {
 	// the backstop.
 	if got := a.metric(t, `payments_backstop_total{result="replayed"}`); got > 0 {
 		t.Errorf(`payments_backstop_total{result="replayed"} = %v, want 0`, got)
+	}
+}
+
+// TestOriginalRetryWhileAnotherRequestHoldsTheStage: after Redis lost a
+// key, the stage holds another request's fingerprint: that request is
+// still working (its backstop has not repaired the stage yet), or its 422
+// was recorded under its fingerprint. The original request's retry gets
+// MISMATCH from Redis, but the database shows the key's payment is its
+// own: it is answered with the payment's first answer, not 422.
+func TestOriginalRetryWhileAnotherRequestHoldsTheStage(t *testing.T) {
+	t.Parallel()
+	a := startAPI(t, apiOptions{})
+	ctx := context.Background()
+	other := idem.New(a.rdb, idem.Config{Lease: 10 * time.Second})
+	bodyA, bodyB := paymentBody, strings.Replace(paymentBody, "1250", "999", 1)
+	fpB, err := idem.Fingerprint(http.MethodPost, "/v1/payments", []byte(bodyB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := []struct {
+		name string
+		hold func(t *testing.T, k idem.Key)
+	}{
+		{"the other request in flight", func(t *testing.T, k idem.Key) {
+			if _, err := other.Begin(ctx, k, "api", fpB); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"the other request's 422 recorded", func(t *testing.T, k idem.Key) {
+			c, err := other.Begin(ctx, k, "api", fpB)
+			if err != nil {
+				t.Fatal(err)
+			}
+			result, _ := idem.Response{Status: http.StatusUnprocessableEntity, Body: []byte(`{}`)}.MarshalBinary()
+			if err := c.Lease.Complete(ctx, result); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, st := range states {
+		t.Run(st.name, func(t *testing.T) {
+			key := testenv.Name(t, "k")
+			k, _ := idem.NewKey(a.merchantA, key)
+			first := a.post(t, a.merchantA, key, bodyA)
+			if first.Status != http.StatusAccepted {
+				t.Fatalf("first request: %d %s", first.Status, first.Body)
+			}
+			if err := a.rdb.Del(ctx, k.String()).Err(); err != nil {
+				t.Fatal(err)
+			}
+			st.hold(t, k)
+			r := a.post(t, a.merchantA, key, bodyA)
+			if r.Status != first.Status || !bytes.Equal(r.Body, first.Body) ||
+				r.Header.Get("Location") != first.Header.Get("Location") || r.Header.Get("Idempotent-Replayed") != "true" {
+				t.Errorf("original's retry: %d %s (Location %q, replayed %q), want the first answer %s (Location %q) replayed",
+					r.Status, r.Body, r.Header.Get("Location"), r.Header.Get("Idempotent-Replayed"), first.Body, first.Header.Get("Location"))
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/oncepay/oncepay/pkg/idem"
+	"github.com/oncepay/oncepay/services/api/internal/metrics"
 	"github.com/oncepay/oncepay/services/api/internal/payments"
 )
 
@@ -76,9 +77,41 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
 	if req.Description != nil {
 		p.Description = *req.Description
 	}
-	return s.idempotent(w, r, scoped, fingerprint, func(ctx context.Context, w http.ResponseWriter) error {
+	err = s.idempotent(w, r, scoped, fingerprint, func(ctx context.Context, w http.ResponseWriter) error {
 		return s.insertPayment(ctx, w, p)
 	})
+	if errors.Is(err, idem.ErrMismatch) {
+		return s.answerMismatch(w, r, p, err)
+	}
+	return err
+}
+
+// answerMismatch answers a request whose key's api stage in Redis holds
+// another fingerprint. Usually that is a key reused with another payload,
+// and the answer is mismatch (a 422). But Redis is not the truth after a
+// loss: while another request that reuses the key holds the stage (its
+// backstop has not repaired it yet), or where a stage was recorded under
+// such a request's fingerprint, this request may be the one whose payment
+// holds the key. The database decides: if the key's payment was created
+// from this request's fingerprint, its first answer is replayed. Only a
+// read; on any failure of it the answer stays mismatch.
+func (s *Server) answerMismatch(w http.ResponseWriter, r *http.Request, p payments.Payment, mismatch error) error {
+	h, err := s.payments.Holder(r.Context(), p.MerchantID, p.IdempotencyKey)
+	if err != nil {
+		if !errors.Is(err, payments.ErrNotFound) {
+			s.log.WarnContext(r.Context(), "boundary mismatch: could not read the key's payment", "err", err)
+		}
+		return mismatch
+	}
+	if h.Fingerprint != p.Fingerprint {
+		return mismatch
+	}
+	s.log.InfoContext(r.Context(), "boundary mismatch, but the key's payment is this request's; the database backstop answers",
+		"payment_id", h.PaymentID, "merchant", p.MerchantID, "idempotency_key", p.IdempotencyKey)
+	s.metrics.PaymentsBackstop.WithLabelValues(metrics.BackstopReplayed).Inc()
+	w.Header().Set(headerReplayed, "true")
+	send(w, createdAnswer(h.PaymentID, h.Response))
+	return nil
 }
 
 // insertPayment creates the payment, or lets the database backstop answer,

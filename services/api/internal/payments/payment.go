@@ -30,16 +30,22 @@ var (
 	ErrKeyReused = errors.New("payments: idempotency key reused with a different request")
 )
 
-// KeyReusedError is Store.Create's ErrKeyReused: the key is held by the
-// payment PaymentID, created from a request with fingerprint Fingerprint
-// and first answered with Response. It is what the idempotency boundary
-// repairs Redis to after a loss, so that the holder's retries replay
-// Response while the reusing request gets its 422.
-// errors.Is(err, ErrKeyReused) is true for it.
-type KeyReusedError struct {
+// Holder is the payment that holds a merchant's idempotency key: PaymentID,
+// created from a request with fingerprint Fingerprint and first answered
+// with Response.
+type Holder struct {
 	PaymentID   string
 	Fingerprint string
 	Response    Response
+}
+
+// KeyReusedError is Store.Create's ErrKeyReused: the key is held by
+// another request's payment. Its Holder is what the idempotency boundary
+// repairs Redis to after a loss, so that the holder's retries replay its
+// Response while the reusing request gets its 422.
+// errors.Is(err, ErrKeyReused) is true for it.
+type KeyReusedError struct {
+	Holder
 }
 
 func (e *KeyReusedError) Error() string {
