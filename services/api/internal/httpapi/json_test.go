@@ -109,3 +109,43 @@ func TestFingerprintIsOfTheDecodedRequest(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDecodeJSON measures decoding a typical body, and the share of
+// it that the field-name scan takes.
+func BenchmarkDecodeJSON(b *testing.B) {
+	const body = `{"amount": 1250, "currency": "EUR", "customer_id": "cus_42", "description": "order 42"}`
+	b.Run("decodeJSON", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			r := httptest.NewRequest(http.MethodPost, "/v1/payments", strings.NewReader(body))
+			r.Header.Set("Content-Type", "application/json")
+			var req createPaymentRequest
+			if err := decodeJSON(httptest.NewRecorder(), r, &req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("fieldNameErrors", func(b *testing.B) {
+		b.ReportAllocs()
+		names := jsonNames(&createPaymentRequest{})
+		for b.Loop() {
+			if errs := fieldNameErrors([]byte(body), names); errs != nil {
+				b.Fatal(errs)
+			}
+		}
+	})
+	b.Run("fingerprint", func(b *testing.B) {
+		b.ReportAllocs()
+		amount, cur, cus, desc := int64(1250), "EUR", "cus_42", "order 42"
+		req := createPaymentRequest{Amount: &amount, Currency: &cur, CustomerID: &cus, Description: &desc}
+		for b.Loop() {
+			c, err := req.canonical()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := idem.Fingerprint(http.MethodPost, "/v1/payments", c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
