@@ -5,6 +5,11 @@
 -- ARGV[2]  owner token returned with ACQUIRED
 -- ARGV[3]  result (opaque bytes; replayed byte for byte by begin)
 -- ARGV[4]  retention in milliseconds (the key TTL is raised to at least this)
+-- ARGV[5]  optional fingerprint: when given, it replaces the stage's <s>:fp,
+--          so that begin replays the result to requests with this fingerprint
+--          and answers MISMATCH to every other, the caller's own included.
+--          For a caller whose durable backstop found the key held by another
+--          request: the stage is repaired to that request's truth.
 --
 -- Returns "OK" when ARGV[2] still owns the stage: it is PENDING with this owner
 -- (a lease that ran out without anyone taking over still counts: no newer owner
@@ -23,6 +28,9 @@ if f[1] ~= 'P' then
   return 'LOST'
 end
 redis.call('HSET', KEYS[1], s .. ':state', 'C', s .. ':result', ARGV[3])
+if ARGV[5] then
+  redis.call('HSET', KEYS[1], s .. ':fp', ARGV[5])
+end
 redis.call('HDEL', KEYS[1], s .. ':lease')
 local keep = tonumber(ARGV[4])
 if redis.call('PTTL', KEYS[1]) < keep then

@@ -24,7 +24,8 @@ var (
 func Begin() string { return begin }
 
 // Complete returns the source of complete.lua: store a stage's result if the
-// caller still owns it ("OK" or "LOST").
+// caller still owns it, optionally under another fingerprint ("OK" or
+// "LOST").
 func Complete() string { return complete }
 
 // Release returns the source of release.lua: give a pending stage back

@@ -11,6 +11,8 @@
 //	               COMPLETED               -> Claim with the stored result
 //	               other fingerprint       -> ErrMismatch
 //	Lease.Complete store the result, only while the caller still owns the stage
+//	Lease.CompleteAs the same under another request's fingerprint: after
+//	               Redis lost a key, repair it to the durable holder's answer
 //	Lease.Release  give the stage back after a retryable failure
 //	Lease.Extend   heartbeat for long work (Lease.Keep runs it for you)
 //

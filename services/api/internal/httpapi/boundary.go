@@ -27,6 +27,13 @@ type Lease interface {
 	Release(ctx context.Context) error
 }
 
+// repairer is a Lease that can complete its stage as another request
+// (*idem.Lease): with that request's fingerprint and answer, the database's
+// truth after Redis lost the key.
+type repairer interface {
+	CompleteAs(ctx context.Context, fingerprint string, result []byte) error
+}
+
 // IdemBoundary returns s, oncepay's boundary, as a Boundary.
 func IdemBoundary(s *idem.Store) Boundary { return idemBoundary{s} }
 

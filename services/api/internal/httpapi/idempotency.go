@@ -28,15 +28,23 @@ var storedHeaders = []string{"Content-Type", "Location"}
 type work func(ctx context.Context, w http.ResponseWriter) error
 
 // idempotent runs do under the boundary's api stage for key and the
-// request's fingerprint, and answers the request:
+// request's fingerprint, and answers the request. Every boundary call runs
+// detached from the client's cancellation, bounded by the boundary's own
+// timeout (idem.Config.Timeout): a client that hangs up while Begin waits
+// for Redis must not abandon a claim that Redis still makes, which would
+// answer the client's retry 409 for a whole lease.
 //
 //   - Acquired: do runs with a recorder, detached from client cancellation
 //     and bounded by the lease; a 2xx/4xx answer is stored with
 //     Lease.Complete, a 5xx answer releases the stage so the client may
-//     retry. The stage is ended BEFORE the answer is sent: when Redis does
-//     not answer Complete or Release (a restart), endLease retries it for
-//     up to the configured time while the client waits, so that an answer
-//     the client has seen is recorded in Redis (see endLease). The
+//     retry. When do fails with a *heldByAnother (the database backstop
+//     found the key held by another request), its 422 is sent but not
+//     stored: the stage is completed with the holder's fingerprint and
+//     first answer instead (see ending). The stage is ended BEFORE the
+//     answer is sent: when Redis does not answer Complete or Release (a
+//     restart), endLease retries it for up to the configured time while
+//     the client waits, so that an answer the client has seen is recorded
+//     in Redis (see endLease). The
 //     recorded answer is then sent, even when ending the stage failed
 //     (ErrLost: a newer owner took over; the database backstop made both
 //     answers the same payment; or the retry time ran out).
@@ -45,7 +53,8 @@ type work func(ctx context.Context, w http.ResponseWriter) error
 //   - Errors of Begin (in progress, mismatch, unavailable, out of memory)
 //     are returned for problemFor to map (409, 422, 503, 503).
 func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key idem.Key, fingerprint string, do work) error {
-	claim, err := s.boundary.Begin(r.Context(), key, stageAPI, fingerprint)
+	detached := context.WithoutCancel(r.Context())
+	claim, err := s.boundary.Begin(detached, key, stageAPI, fingerprint)
 	if err != nil {
 		return err
 	}
@@ -60,7 +69,6 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key idem.Key
 	}
 
 	lease := claim.Lease
-	detached := context.WithoutCancel(r.Context())
 	settled := false
 	defer func() {
 		if !settled { // do panicked: give the key back before the panic goes on
@@ -73,11 +81,12 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key idem.Key
 	ctx, cancel := context.WithTimeout(detached, s.workTimeout)
 	defer cancel()
 	rec := &recorder{header: http.Header{}}
-	if err := do(ctx, rec); err != nil {
-		s.writeError(rec, r, err)
+	workErr := do(ctx, rec)
+	if workErr != nil {
+		s.writeError(rec, r, workErr)
 	}
 	answer := rec.response()
-	op, end := ending(lease, answer)
+	op, end := ending(lease, answer, workErr)
 	err = s.endLease(detached, key, answer.Status, op, end)
 	settled = true
 	if err != nil {
@@ -141,18 +150,53 @@ func (s *Server) endLease(ctx context.Context, key idem.Key, status int, op idem
 	return err
 }
 
-// ending returns how to end lease after answer: Complete with it (2xx,
-// 4xx: replayed from now on) or Release (5xx: the client may retry).
-func ending(lease Lease, answer idem.Response) (idem.Op, func(context.Context) error) {
+// ending returns how to end lease after answer, the answer to work that
+// returned workErr: Complete with it (2xx, 4xx: replayed from now on) or
+// Release (5xx: the client may retry). When workErr is a *heldByAnother,
+// the answer (a 422) belongs to a request that reused another request's
+// key after Redis lost it: the stage is completed with the holder's
+// fingerprint and first answer (CompleteAs), so that the holder's retries
+// replay that answer and this request's retries get 422 from Begin. A
+// Lease that cannot do that (the comparison strategies') is released
+// instead: nothing is stored from this request.
+func ending(lease Lease, answer idem.Response, workErr error) (idem.Op, func(context.Context) error) {
+	var held *heldByAnother
+	if errors.As(workErr, &held) {
+		r, ok := lease.(repairer)
+		if !ok {
+			return idem.OpRelease, lease.Release
+		}
+		return idem.OpComplete, completeWith(held.answer, func(ctx context.Context, result []byte) error {
+			return r.CompleteAs(ctx, held.fingerprint, result)
+		})
+	}
 	if answer.Status >= 500 {
 		return idem.OpRelease, lease.Release
 	}
+	return idem.OpComplete, completeWith(answer, lease.Complete)
+}
+
+// completeWith returns an end that stores answer with complete.
+func completeWith(answer idem.Response, complete func(context.Context, []byte) error) func(context.Context) error {
 	result, err := answer.MarshalBinary()
 	if err != nil {
-		return idem.OpComplete, func(context.Context) error { return fmt.Errorf("store the answer: %w", err) }
+		return func(context.Context) error { return fmt.Errorf("store the answer: %w", err) }
 	}
-	return idem.OpComplete, func(ctx context.Context) error { return lease.Complete(ctx, result) }
+	return func(ctx context.Context) error { return complete(ctx, result) }
 }
+
+// heldByAnother is the error of work whose database backstop found the key
+// held by another request (payments.KeyReusedError): fingerprint and
+// answer are that request's. The request itself is answered with err's
+// problem (422); idempotent repairs the stage to the holder.
+type heldByAnother struct {
+	fingerprint string
+	answer      idem.Response
+	err         error
+}
+
+func (e *heldByAnother) Error() string { return e.err.Error() }
+func (e *heldByAnother) Unwrap() error { return e.err }
 
 // send writes a stored or recorded answer.
 func send(w http.ResponseWriter, a idem.Response) {

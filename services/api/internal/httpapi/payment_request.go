@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -21,12 +23,32 @@ const (
 var currencies = []string{"AUD", "CAD", "CHF", "CZK", "DKK", "EUR", "GBP", "JPY", "NOK", "PLN", "SEK", "USD"}
 
 // createPaymentRequest is the body of POST /v1/payments. Pointers tell a
-// missing field from a zero value.
+// missing field from a zero value. Its fields are in the order of their
+// JSON names, and omitempty leaves out the ones not given, so that
+// canonical encodes it with sorted keys.
 type createPaymentRequest struct {
-	Amount      *int64  `json:"amount"`
-	Currency    *string `json:"currency"`
-	CustomerID  *string `json:"customer_id"`
-	Description *string `json:"description"`
+	Amount      *int64  `json:"amount,omitempty"`
+	Currency    *string `json:"currency,omitempty"`
+	CustomerID  *string `json:"customer_id,omitempty"`
+	Description *string `json:"description,omitempty"`
+}
+
+// canonical returns the request as decoded, in canonical JSON: the fields
+// that are set (null is not set), keys sorted, no white space. It is what
+// the idempotency fingerprint is computed from, so two bodies that decode
+// to the same request have the same fingerprint and two that decode
+// differently do not, however their bytes are spelled. For a body already
+// in the contract's form (exact names, no duplicates, no null) it is the
+// body's own canonical JSON, so the fingerprint is the one
+// idem.Fingerprint computes from the body itself.
+func (req createPaymentRequest) canonical() ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // as idem.CanonicalJSON
+	if err := enc.Encode(req); err != nil {
+		return nil, fmt.Errorf("encode the request: %w", err)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
 }
 
 // validate returns every problem of the request, in field order; none means

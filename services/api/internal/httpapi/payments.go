@@ -2,11 +2,13 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/oncepay/oncepay/pkg/idem"
+	"github.com/oncepay/oncepay/services/api/internal/metrics"
 	"github.com/oncepay/oncepay/services/api/internal/payments"
 )
 
@@ -50,8 +52,7 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
 	}
 	infoFrom(r.Context()).key = key
 	var req createPaymentRequest
-	body, err := decodeJSON(w, r, &req)
-	if err != nil {
+	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
 	if errs := req.validate(); len(errs) > 0 {
@@ -61,9 +62,13 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return invalidKey(err)
 	}
-	fingerprint, err := idem.Fingerprint(r.Method, r.URL.Path, body)
+	canonical, err := req.canonical()
 	if err != nil {
-		return invalidRequest(fieldError{Message: err.Error()})
+		return err
+	}
+	fingerprint, err := idem.Fingerprint(r.Method, r.URL.Path, canonical)
+	if err != nil {
+		return err
 	}
 	p := payments.Payment{
 		MerchantID: merchant, IdempotencyKey: key, Fingerprint: fingerprint,
@@ -72,9 +77,41 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
 	if req.Description != nil {
 		p.Description = *req.Description
 	}
-	return s.idempotent(w, r, scoped, fingerprint, func(ctx context.Context, w http.ResponseWriter) error {
+	err = s.idempotent(w, r, scoped, fingerprint, func(ctx context.Context, w http.ResponseWriter) error {
 		return s.insertPayment(ctx, w, p)
 	})
+	if errors.Is(err, idem.ErrMismatch) {
+		return s.answerMismatch(w, r, p, err)
+	}
+	return err
+}
+
+// answerMismatch answers a request whose key's api stage in Redis holds
+// another fingerprint. Usually that is a key reused with another payload,
+// and the answer is mismatch (a 422). But Redis is not the truth after a
+// loss: while another request that reuses the key holds the stage (its
+// backstop has not repaired it yet), or where a stage was recorded under
+// such a request's fingerprint, this request may be the one whose payment
+// holds the key. The database decides: if the key's payment was created
+// from this request's fingerprint, its first answer is replayed. Only a
+// read; on any failure of it the answer stays mismatch.
+func (s *Server) answerMismatch(w http.ResponseWriter, r *http.Request, p payments.Payment, mismatch error) error {
+	h, err := s.payments.Holder(r.Context(), p.MerchantID, p.IdempotencyKey)
+	if err != nil {
+		if !errors.Is(err, payments.ErrNotFound) {
+			s.log.WarnContext(r.Context(), "boundary mismatch: could not read the key's payment", "err", err)
+		}
+		return mismatch
+	}
+	if h.Fingerprint != p.Fingerprint {
+		return mismatch
+	}
+	s.log.InfoContext(r.Context(), "boundary mismatch, but the key's payment is this request's; the database backstop answers",
+		"payment_id", h.PaymentID, "merchant", p.MerchantID, "idempotency_key", p.IdempotencyKey)
+	s.metrics.PaymentsBackstop.WithLabelValues(metrics.BackstopReplayed).Inc()
+	w.Header().Set(headerReplayed, "true")
+	send(w, createdAnswer(h.PaymentID, h.Response))
+	return nil
 }
 
 // insertPayment creates the payment, or lets the database backstop answer,
@@ -92,6 +129,12 @@ func (s *Server) insertPayment(ctx context.Context, w http.ResponseWriter, p pay
 		return err
 	}
 	created, err := s.payments.Create(ctx, p, payments.Response{Status: http.StatusAccepted, Body: body})
+	var reused *payments.KeyReusedError
+	if errors.As(err, &reused) {
+		s.log.InfoContext(ctx, "key held by another request; the database backstop answers 422",
+			"payment_id", reused.PaymentID, "merchant", p.MerchantID, "idempotency_key", p.IdempotencyKey)
+		return &heldByAnother{fingerprint: reused.Fingerprint, answer: createdAnswer(reused.PaymentID, reused.Response), err: err}
+	}
 	if err != nil {
 		return err
 	}
@@ -100,11 +143,18 @@ func (s *Server) insertPayment(ctx context.Context, w http.ResponseWriter, p pay
 			"merchant", p.MerchantID, "idempotency_key", p.IdempotencyKey)
 		w.Header().Set(headerReplayed, "true")
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Location", "/v1/payments/"+created.PaymentID)
-	w.WriteHeader(created.Response.Status)
-	w.Write(created.Response.Body)
+	send(w, createdAnswer(created.PaymentID, created.Response))
 	return nil
+}
+
+// createdAnswer is the answer that created payment id: its stored first
+// response, as JSON, with its Location.
+func createdAnswer(id string, first payments.Response) idem.Response {
+	return idem.Response{
+		Status: first.Status,
+		Header: http.Header{"Content-Type": {"application/json"}, "Location": {"/v1/payments/" + id}},
+		Body:   first.Body,
+	}
 }
 
 // idempotencyKey returns the request's Idempotency-Key, unquoted.

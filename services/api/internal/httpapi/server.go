@@ -28,6 +28,7 @@ type Keyring interface {
 type PaymentStore interface {
 	Create(ctx context.Context, p payments.Payment, first payments.Response) (payments.Created, error)
 	Get(ctx context.Context, merchant, id string) (payments.Payment, error)
+	Holder(ctx context.Context, merchant, key string) (payments.Holder, error)
 }
 
 // Deps are the dependencies of the HTTP server. All are required.

@@ -25,9 +25,35 @@ var (
 	// ErrNotFound: no payment with that id for that merchant.
 	ErrNotFound = errors.New("payments: not found")
 	// ErrKeyReused: the merchant's idempotency key already belongs to a
-	// payment created from a different request (fingerprint).
+	// payment created from a different request (fingerprint). Store.Create
+	// returns it as a *KeyReusedError that names the holder.
 	ErrKeyReused = errors.New("payments: idempotency key reused with a different request")
 )
+
+// Holder is the payment that holds a merchant's idempotency key: PaymentID,
+// created from a request with fingerprint Fingerprint and first answered
+// with Response.
+type Holder struct {
+	PaymentID   string
+	Fingerprint string
+	Response    Response
+}
+
+// KeyReusedError is Store.Create's ErrKeyReused: the key is held by
+// another request's payment. Its Holder is what the idempotency boundary
+// repairs Redis to after a loss, so that the holder's retries replay its
+// Response while the reusing request gets its 422.
+// errors.Is(err, ErrKeyReused) is true for it.
+type KeyReusedError struct {
+	Holder
+}
+
+func (e *KeyReusedError) Error() string {
+	return fmt.Sprintf("payment %s holds the key: %v", e.PaymentID, ErrKeyReused)
+}
+
+// Is reports whether target is ErrKeyReused.
+func (e *KeyReusedError) Is(target error) bool { return target == ErrKeyReused }
 
 // Payment is one row of the payments table.
 type Payment struct {

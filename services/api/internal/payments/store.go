@@ -39,7 +39,9 @@ func NewStore(pool *pgxpool.Pool, sender Sender, m *metrics.Metrics) *Store {
 // The durable backstop: if (merchant, key) already has a payment (Redis
 // forgot the key, or a retry took over an expired lease), nothing is
 // written; a payment with the same fingerprint is answered with its stored
-// first response (Created.Backstop true), any other with ErrKeyReused. A
+// first response (Created.Backstop true), any other with a
+// *KeyReusedError (ErrKeyReused) that carries the holder's id,
+// fingerprint and first response. A
 // concurrent uncommitted insert of the same key is waited for, so two
 // requests never both create a payment.
 func (s *Store) Create(ctx context.Context, p Payment, first Response) (Created, error) {
@@ -102,20 +104,35 @@ type querier interface {
 
 // existing reads the payment that holds p's (merchant, key).
 func existing(ctx context.Context, tx querier, p Payment) (Created, error) {
-	var (
-		id, fingerprint string
-		resp            Response
-	)
-	err := tx.QueryRow(ctx, `SELECT id, request_fingerprint, response_status, response_body
-		FROM payments WHERE merchant_id = $1 AND idempotency_key = $2`, p.MerchantID, p.IdempotencyKey).
-		Scan(&id, &fingerprint, &resp.Status, &resp.Body)
+	h, err := holder(ctx, tx, p.MerchantID, p.IdempotencyKey)
 	if err != nil {
 		return Created{}, fmt.Errorf("read the payment that holds the key: %w", err)
 	}
-	if fingerprint != p.Fingerprint {
-		return Created{}, fmt.Errorf("payment %s holds the key: %w", id, ErrKeyReused)
+	if h.Fingerprint != p.Fingerprint {
+		return Created{}, &KeyReusedError{h}
 	}
-	return Created{PaymentID: id, Response: resp, Backstop: true}, nil
+	return Created{PaymentID: h.PaymentID, Response: h.Response, Backstop: true}, nil
+}
+
+// Holder returns the payment that holds the merchant's idempotency key,
+// or ErrNotFound when no committed payment does. It only reads.
+func (s *Store) Holder(ctx context.Context, merchant, key string) (Holder, error) {
+	h, err := holder(ctx, s.pool, merchant, key)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return Holder{}, fmt.Errorf("payment for key %q: %w", key, ErrNotFound)
+	case err != nil:
+		return Holder{}, fmt.Errorf("read the payment that holds key %q: %w", key, err)
+	}
+	return h, nil
+}
+
+func holder(ctx context.Context, q querier, merchant, key string) (Holder, error) {
+	var h Holder
+	err := q.QueryRow(ctx, `SELECT id, request_fingerprint, response_status, response_body
+		FROM payments WHERE merchant_id = $1 AND idempotency_key = $2`, merchant, key).
+		Scan(&h.PaymentID, &h.Fingerprint, &h.Response.Status, &h.Response.Body)
+	return h, err
 }
 
 // Get returns the merchant's payment id, or ErrNotFound (also when the
