@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncepay/oncepay/internal/testenv"
+	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/services/api/internal/metrics"
 	"github.com/oncepay/oncepay/services/api/internal/outbox"
 	"github.com/oncepay/oncepay/services/api/migrations"
@@ -45,7 +46,7 @@ func TestRelayReplicasPublishEachRowOnce(t *testing.T) {
 				VALUES ($1, 'm', $1, 'fp', 1, 'EUR', 'c', 202, '{}', now(), now())`, id); err != nil {
 				return err
 			}
-			m, err := outbox.NewPaymentInitiated(outbox.PaymentInitiated{PaymentID: id, MerchantID: "m",
+			m, err := outbox.NewPaymentInitiated(message.PaymentInitiated{PaymentID: id, MerchantID: "m",
 				IdempotencyKey: id, Amount: 1, Currency: "EUR", CustomerID: "c"})
 			if err != nil {
 				return err
@@ -122,7 +123,7 @@ func bindAndConsume(t *testing.T, amqpURL, exchange string) <-chan amqp.Delivery
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ch.QueueBind(q.Name, outbox.RoutingKeyPaymentInitiated, exchange, false, nil); err != nil {
+	if err := ch.QueueBind(q.Name, message.RoutingKey, exchange, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	d, err := ch.Consume(q.Name, "", true, true, false, false, nil)

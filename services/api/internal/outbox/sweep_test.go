@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncepay/oncepay/internal/testenv"
+	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/services/api/internal/metrics"
 	"github.com/oncepay/oncepay/services/api/internal/outbox"
 	"github.com/oncepay/oncepay/services/api/migrations"
@@ -55,7 +56,7 @@ func insertRows(t *testing.T, pool *pgxpool.Pool, rows ...row) {
 			VALUES ($1, 'm', $1, 'fp', 1, 'EUR', 'c', $2, 202, '{}', $3, $3)`, r.id, r.status, time.Now().Add(-r.age)); err != nil {
 			t.Fatal(err)
 		}
-		m, err := outbox.NewPaymentInitiated(outbox.PaymentInitiated{PaymentID: r.id, MerchantID: "m",
+		m, err := outbox.NewPaymentInitiated(message.PaymentInitiated{PaymentID: r.id, MerchantID: "m",
 			IdempotencyKey: r.id, Amount: 1, Currency: "EUR", CustomerID: "c"})
 		if err != nil {
 			t.Fatal(err)
