@@ -32,7 +32,7 @@ type config struct {
 	Concurrency   int             // WORKER_CONCURRENCY, default 8
 	RetryDelays   []time.Duration // WORKER_RETRY_DELAYS, default 1s,5s,30s
 	MaxAttempts   int             // WORKER_MAX_ATTEMPTS, default 10
-	DeliveryLimit int             // WORKER_DELIVERY_LIMIT, default 20
+	DeliveryLimit int             // AMQP_DELIVERY_LIMIT, default 20 (the api declares the queue too: set it alike)
 
 	ReconnectInterval time.Duration // AMQP_RECONNECT_INTERVAL, default 1s
 	ReconnectAttempts int           // AMQP_RECONNECT_ATTEMPTS, default 300
@@ -74,7 +74,7 @@ func loadConfig(getenv func(string) string, hostname string) (config, error) {
 		Concurrency:   p.Positive("WORKER_CONCURRENCY", 8),
 		RetryDelays:   durations(p, "WORKER_RETRY_DELAYS", []time.Duration{time.Second, 5 * time.Second, 30 * time.Second}),
 		MaxAttempts:   p.Positive("WORKER_MAX_ATTEMPTS", 10),
-		DeliveryLimit: p.Positive("WORKER_DELIVERY_LIMIT", message.DefaultDeliveryLimit),
+		DeliveryLimit: p.Positive("AMQP_DELIVERY_LIMIT", message.DefaultDeliveryLimit),
 
 		ReconnectInterval: p.Duration("AMQP_RECONNECT_INTERVAL", time.Second),
 		ReconnectAttempts: p.Positive("AMQP_RECONNECT_ATTEMPTS", 300),
