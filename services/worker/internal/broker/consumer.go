@@ -139,12 +139,16 @@ func (c *Consumer) forward(in <-chan amqp.Delivery, out chan<- amqp.Delivery, ca
 }
 
 // cancelledByBroker reports whether the subscription that just ended was
-// cancelled by the broker (and not by Cancel).
+// cancelled by the broker (and not by Cancel). The library closes cancels
+// when the channel closes for good.
 func (c *Consumer) cancelledByBroker(cancels <-chan string) bool {
 	byBroker := false
 	for {
 		select {
-		case tag := <-cancels:
+		case tag, open := <-cancels:
+			if !open {
+				return false
+			}
 			byBroker = byBroker || tag == c.tag
 		default:
 			return byBroker && !c.cancelled.Load()
