@@ -16,7 +16,8 @@ import (
 // TestConsumerSurvivesQueueDeletion deletes the consumed queue a few
 // times: each time the broker cancels the consumer, and Consumer declares
 // the topology again and consumes anew on the same Deliveries channel. A
-// message published after each deletion arrives, and settles.
+// message published after each deletion arrives, and settles. Closing the
+// channel then closes Deliveries.
 func TestConsumerSurvivesQueueDeletion(t *testing.T) {
 	testenv.Integration(t)
 	url := testenv.AMQPURL(t)
@@ -90,5 +91,18 @@ func TestConsumerSurvivesQueueDeletion(t *testing.T) {
 	}
 	if !cons.Alive() {
 		t.Error("consumer not alive after the deletions")
+	}
+
+	// A channel closed for good ends Deliveries (no resubscription).
+	if err := cons.Channel.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case _, ok := <-cons.Deliveries:
+		if ok {
+			t.Error("a delivery after the channel closed")
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("Deliveries still open 5s after the channel closed")
 	}
 }
