@@ -26,6 +26,7 @@ require (
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/oncepay/oncepay/lua v0.0.0 // indirect
+	github.com/oncepay/oncepay/pkg/message v0.0.0
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
@@ -40,3 +41,5 @@ replace github.com/oncepay/oncepay/services/api => ../services/api
 replace github.com/oncepay/oncepay/pkg/idem => ../pkg/idem
 
 replace github.com/oncepay/oncepay/lua => ../lua
+
+replace github.com/oncepay/oncepay/pkg/message => ../pkg/message

@@ -22,6 +22,7 @@ require (
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/oncepay/oncepay/lua v0.0.0 // indirect
+	github.com/oncepay/oncepay/pkg/message v0.0.0
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
@@ -39,3 +40,5 @@ replace github.com/oncepay/oncepay/pkg/idem => ../../pkg/idem
 replace github.com/oncepay/oncepay/pkg/service => ../../pkg/service
 
 replace github.com/oncepay/oncepay/lua => ../../lua
+
+replace github.com/oncepay/oncepay/pkg/message => ../../pkg/message

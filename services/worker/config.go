@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncepay/oncepay/pkg/idem/naive"
+	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/pkg/service/envconf"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/redis/go-redis/v9"
@@ -30,7 +31,7 @@ type config struct {
 	Prefetch      int             // WORKER_PREFETCH, default 16
 	Concurrency   int             // WORKER_CONCURRENCY, default 8
 	RetryDelays   []time.Duration // WORKER_RETRY_DELAYS, default 1s,5s,30s; the last repeats without limit
-	DeliveryLimit int             // WORKER_DELIVERY_LIMIT, default 20
+	DeliveryLimit int             // AMQP_DELIVERY_LIMIT, default 20 (the api declares the queue too: set it alike)
 
 	ReconnectInterval time.Duration // AMQP_RECONNECT_INTERVAL, default 1s
 	ReconnectAttempts int           // AMQP_RECONNECT_ATTEMPTS, default 300
@@ -73,12 +74,12 @@ func loadConfig(getenv func(string) string, hostname string) (config, error) {
 		AMQPURL:     p.String("AMQP_URL", ""),
 		PSPURL:      p.String("PSP_URL", ""),
 
-		Exchange:      p.String("AMQP_EXCHANGE", "payments"),
-		Queue:         p.String("AMQP_QUEUE", "payments.charge"),
+		Exchange:      p.String("AMQP_EXCHANGE", message.DefaultExchange),
+		Queue:         p.String("AMQP_QUEUE", message.DefaultQueue),
 		Prefetch:      p.Positive("WORKER_PREFETCH", 16),
 		Concurrency:   p.Positive("WORKER_CONCURRENCY", 8),
 		RetryDelays:   durations(p, "WORKER_RETRY_DELAYS", []time.Duration{time.Second, 5 * time.Second, 30 * time.Second}),
-		DeliveryLimit: p.Positive("WORKER_DELIVERY_LIMIT", 20),
+		DeliveryLimit: p.Positive("AMQP_DELIVERY_LIMIT", message.DefaultDeliveryLimit),
 
 		ReconnectInterval: p.Duration("AMQP_RECONNECT_INTERVAL", time.Second),
 		ReconnectAttempts: p.Positive("AMQP_RECONNECT_ATTEMPTS", 300),

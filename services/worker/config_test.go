@@ -47,7 +47,7 @@ func TestLoadConfigOverrides(t *testing.T) {
 	for k, v := range map[string]string{
 		"WORKER_LISTEN_ADDR": "127.0.0.1:0", "AMQP_EXCHANGE": "ex", "AMQP_QUEUE": "q",
 		"WORKER_PREFETCH": "4", "WORKER_CONCURRENCY": "2", "WORKER_RETRY_DELAYS": "100ms, 300ms,1s",
-		"WORKER_DELIVERY_LIMIT": "5", "IDEM_LEASE": "2s", "IDEM_RETENTION": "1h",
+		"AMQP_DELIVERY_LIMIT": "5", "IDEM_LEASE": "2s", "IDEM_RETENTION": "1h",
 		"IDEM_TIMEOUT": "200ms", "PSP_TIMEOUT": "1s", "SHUTDOWN_GRACE": "3s", "WORKER_INSTANCE": "w1",
 		"LOG_LEVEL": "debug", "AMQP_RECONNECT_INTERVAL": "250ms", "AMQP_RECONNECT_ATTEMPTS": "7",
 		"IDEM_STRATEGY": "api-only", "IDEM_END_RETRY": "0s",

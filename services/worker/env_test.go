@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"net/url"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncepay/oncepay/internal/testenv"
+	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/services/api/migrations"
 	"github.com/oncepay/oncepay/services/psp/pspclient"
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -72,7 +72,7 @@ func newEnv(t testing.TB, pspEnv map[string]string) *env {
 	e.db = pool
 
 	name := testenv.Name(t, "wk")
-	e.topo = broker.Topology{Exchange: name + ".payments", Queue: name + ".charge", RetryDelays: testDelays, DeliveryLimit: 20}
+	e.topo = broker.Topology{Topology: message.Topology{Exchange: name + ".payments", Queue: name + ".charge", DeliveryLimit: 20}, RetryDelays: testDelays}
 	e.declare()
 	t.Cleanup(e.deleteTopology)
 	e.pub = newPublisher(t, e.amqpURL)
@@ -166,21 +166,19 @@ func (e *env) newPayment(amount int64, customer string) payment {
 
 // message is the payment.initiated message of p, as the api publishes it.
 func (e *env) message(p payment) amqp.Publishing {
-	body, _ := json.Marshal(map[string]any{
-		"payment_id": p.ID, "merchant_id": e.merchant, "idempotency_key": p.Key,
-		"amount": p.Amount, "currency": "EUR", "customer_id": p.Customer,
-	})
-	return amqp.Publishing{
-		MessageId: p.ID, ContentType: "application/json", DeliveryMode: amqp.Persistent, Body: body,
-		Headers: amqp.Table{"x-idempotency-key": p.Key, "x-merchant-id": e.merchant},
+	m, err := message.PaymentInitiated{PaymentID: p.ID, MerchantID: e.merchant, IdempotencyKey: p.Key,
+		Amount: p.Amount, Currency: "EUR", CustomerID: p.Customer}.Encode()
+	if err != nil {
+		e.t.Fatal(err)
 	}
+	return m
 }
 
 // publish publishes msg to the exchange times times.
 func (e *env) publish(msg amqp.Publishing, times int) {
 	e.t.Helper()
 	for range times {
-		e.pub.publish(e.t, e.topo.Exchange, broker.RoutingKey, msg)
+		e.pub.publish(e.t, e.topo.Exchange, message.RoutingKey, msg)
 	}
 }
 

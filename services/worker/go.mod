@@ -25,6 +25,7 @@ require (
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/oncepay/oncepay/lua v0.0.0 // indirect
+	github.com/oncepay/oncepay/pkg/message v0.0.0
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
@@ -44,3 +45,5 @@ replace (
 	github.com/oncepay/oncepay/services/api => ../api
 	github.com/oncepay/oncepay/services/psp => ../psp
 )
+
+replace github.com/oncepay/oncepay/pkg/message => ../../pkg/message

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncepay/oncepay/pkg/idem"
+	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/pkg/service/pprofserve"
 	"github.com/oncepay/oncepay/services/psp/pspclient"
 	"github.com/prometheus/client_golang/prometheus"
@@ -97,7 +98,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer conn.Close()
-	topo := broker.Topology{Exchange: cfg.Exchange, Queue: cfg.Queue, RetryDelays: cfg.RetryDelays, DeliveryLimit: cfg.DeliveryLimit}
+	topo := broker.Topology{
+		Topology:    message.Topology{Exchange: cfg.Exchange, Queue: cfg.Queue, DeliveryLimit: cfg.DeliveryLimit},
+		RetryDelays: cfg.RetryDelays,
+	}
 	cons, err := conn.Consume(topo, cfg.Prefetch, "worker-"+cfg.Instance)
 	if err != nil {
 		return err

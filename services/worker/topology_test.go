@@ -8,6 +8,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/oncepay/oncepay/internal/testenv"
+	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/services/worker/internal/broker"
 )
 
@@ -21,8 +22,8 @@ func TestTopologyOnRabbitMQ(t *testing.T) {
 	waitAMQP(t)
 	url := testenv.AMQPURL(t)
 	name := testenv.Name(t, "topo")
-	e := &env{t: t, amqpURL: url, topo: broker.Topology{Exchange: name + ".x", Queue: name + ".q",
-		RetryDelays: []time.Duration{50 * time.Millisecond, 5 * time.Second}, DeliveryLimit: 2}}
+	e := &env{t: t, amqpURL: url, topo: broker.Topology{Topology: message.Topology{Exchange: name + ".x", Queue: name + ".q", DeliveryLimit: 2},
+		RetryDelays: []time.Duration{50 * time.Millisecond, 5 * time.Second}}}
 	e.declare()
 	t.Cleanup(e.deleteTopology)
 	e.declare() // idempotent
@@ -53,7 +54,7 @@ func TestTopologyOnRabbitMQ(t *testing.T) {
 		_ = d.Ack(false)
 	}
 
-	pub.publish(t, e.topo.Exchange, broker.RoutingKey, amqp.Publishing{MessageId: "looping", DeliveryMode: amqp.Persistent})
+	pub.publish(t, e.topo.Exchange, message.RoutingKey, amqp.Publishing{MessageId: "looping", DeliveryMode: amqp.Persistent})
 	for i := 0; i <= e.topo.DeliveryLimit; i++ {
 		d := get(e.topo.Queue)
 		_ = d.Nack(false, true)
@@ -67,7 +68,7 @@ func TestTopologyOnRabbitMQ(t *testing.T) {
 	}
 	_ = d.Ack(false)
 
-	pub.publish(t, e.topo.Exchange, broker.RoutingKey, amqp.Publishing{MessageId: "rejected", DeliveryMode: amqp.Persistent})
+	pub.publish(t, e.topo.Exchange, message.RoutingKey, amqp.Publishing{MessageId: "rejected", DeliveryMode: amqp.Persistent})
 	_ = get(e.topo.Queue).Reject(false)
 	if d := get(e.topo.DeadLetterQueue()); d.MessageId != "rejected" {
 		t.Errorf("DLQ got %q, want the rejected message", d.MessageId)
@@ -85,8 +86,8 @@ func TestRetryQueueSurvivesRabbitMQRestart(t *testing.T) {
 	waitAMQP(t)
 	url := testenv.AMQPURL(t)
 	name := testenv.Name(t, "topo")
-	e := &env{t: t, amqpURL: url, topo: broker.Topology{Exchange: name + ".x", Queue: name + ".q",
-		RetryDelays: []time.Duration{3 * time.Second}, DeliveryLimit: 5}}
+	e := &env{t: t, amqpURL: url, topo: broker.Topology{Topology: message.Topology{Exchange: name + ".x", Queue: name + ".q", DeliveryLimit: 5},
+		RetryDelays: []time.Duration{3 * time.Second}}}
 	e.declare()
 	t.Cleanup(e.deleteTopology)
 

@@ -80,7 +80,7 @@ func (b *bench) startAPIs(ctx context.Context, v *variant) error {
 		name := fmt.Sprintf("api-%s-%d", v.Name, i+1)
 		env := []string{"REDIS_URL=" + b.cfg.RedisURL, "DATABASE_URL=" + withDB(b.cfg.AdminDB, dbE2E), "AMQP_URL=" + b.cfg.AMQPURL,
 			"API_LISTEN_ADDR=" + addr, "API_MERCHANT_KEYS=" + merchantKeys, "API_INSTANCE=" + name,
-			"IDEM_LEASE=10s", "SHUTDOWN_GRACE=10s", "LOG_LEVEL=info", "AMQP_EXCHANGE=" + v.Exchange,
+			"IDEM_LEASE=10s", "SHUTDOWN_GRACE=10s", "LOG_LEVEL=info", "AMQP_EXCHANGE=" + v.Exchange, "AMQP_QUEUE=" + v.Queue,
 			"IDEM_STRATEGY=" + v.Strategy}
 		if b.cfg.Profile {
 			env = append(env, "API_PPROF_ADDR="+pprofAddr(addr))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/oncepay/oncepay/loadtest/bench/pace"
+	"github.com/oncepay/oncepay/pkg/message"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -94,7 +95,7 @@ func runAMQP(ctx context.Context, cfg amqpConfig) (amqpResult, error) {
 			defer cancel()
 			conf, err := pub.PublishWithDeferredConfirmWithContext(ctx, "", cfg.Queue, true, false, amqp.Publishing{
 				ContentType: "application/json", DeliveryMode: amqp.Persistent, MessageId: strconv.Itoa(i),
-				Headers: amqp.Table{"x-idempotency-key": "bench-" + strconv.Itoa(i), "x-merchant-id": "merchant_a"},
+				Headers: amqp.Table{message.HeaderIdempotencyKey: "bench-" + strconv.Itoa(i), message.HeaderMerchantID: "merchant_a"},
 				Body:    []byte(payload),
 			})
 			if err != nil {

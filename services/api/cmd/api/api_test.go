@@ -17,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncepay/oncepay/internal/testenv"
+	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/services/api/migrations"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/redis/go-redis/v9"
@@ -89,6 +90,7 @@ func startAPI(t *testing.T, o apiOptions) *api {
 		"AMQP_URL":              a.amqpURL,
 		"API_MERCHANT_KEYS":     a.merchantA + "=" + a.keys[a.merchantA] + "," + a.merchantB + "=" + a.keys[a.merchantB],
 		"AMQP_EXCHANGE":         a.exchange,
+		"AMQP_QUEUE":            a.exchange + ".charge",
 		"IDEM_RETENTION":        "1h",
 		"OUTBOX_RELAY_INTERVAL": "100ms",
 		"OUTBOX_RELAY_AGE":      "1s",
@@ -122,7 +124,7 @@ func startAPI(t *testing.T, o apiOptions) *api {
 		if t.Failed() {
 			t.Logf("api logs:\n%s", a.logs.String())
 		}
-		deleteExchange(a.amqpURL, a.exchange)
+		deleteTopology(a.amqpURL, message.Topology{Exchange: a.exchange, Queue: a.exchange + ".charge"})
 	})
 
 	select {
@@ -163,14 +165,23 @@ func waitStatus(t *testing.T, url string, status int, within time.Duration) {
 	t.Fatalf("GET %s did not answer %d within %s; last: %s", url, status, within, last)
 }
 
-func deleteExchange(amqpURL, name string) {
+// deleteTopology deletes the queues and exchanges of t that the api
+// declared.
+func deleteTopology(amqpURL string, t message.Topology) {
 	conn, err := amqp.DialConfig(amqpURL, amqp.Config{Dial: amqp.DefaultDial(2 * time.Second)})
 	if err != nil {
 		return
 	}
 	defer conn.Close()
-	if ch, err := conn.Channel(); err == nil {
-		ch.ExchangeDelete(name, false, false)
+	ch, err := conn.Channel()
+	if err != nil {
+		return
+	}
+	for _, q := range []string{t.Queue, t.DeadLetterQueue()} {
+		ch.QueueDelete(q, false, false, false)
+	}
+	for _, x := range []string{t.Exchange, t.DeadLetterExchange()} {
+		ch.ExchangeDelete(x, false, false)
 	}
 }
 

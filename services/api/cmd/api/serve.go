@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncepay/oncepay/pkg/idem"
+	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/pkg/service/pprofserve"
 	"github.com/oncepay/oncepay/services/api/internal/auth"
 	"github.com/oncepay/oncepay/services/api/internal/config"
@@ -70,7 +71,8 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 	reg.MustRegister(metrics.NewRedisMemory(rdb, time.Second))
 
 	pub := outbox.NewPublisher(outbox.PublisherConfig{
-		URL: cfg.AMQPURL, Exchange: cfg.AMQPExchange, ConnectionName: "oncepay-api/" + cfg.Instance,
+		URL: cfg.AMQPURL, ConnectionName: "oncepay-api/" + cfg.Instance,
+		Topology: message.Topology{Exchange: cfg.AMQPExchange, Queue: cfg.AMQPQueue, DeliveryLimit: cfg.AMQPDeliveryLimit},
 	}, log.With("component", "amqp"))
 	pub.Start()
 	box := outbox.New(pool, pub, m, log.With("component", "outbox"), outbox.Config{

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncepay/oncepay/pkg/idem/naive"
+	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/pkg/service/envconf"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/redis/go-redis/v9"
@@ -42,12 +43,18 @@ type Serve struct {
 	// boundary by default, or a comparison strategy for demonstrations.
 	IdemStrategy naive.Strategy
 
-	AMQPExchange  string        // AMQP_EXCHANGE
-	RelayInterval time.Duration // OUTBOX_RELAY_INTERVAL
-	RelayAge      time.Duration // OUTBOX_RELAY_AGE
-	SweepInterval time.Duration // OUTBOX_SWEEP_INTERVAL; 0 turns the pending-payment sweeper off
-	SweepAge      time.Duration // OUTBOX_SWEEP_AGE
-	SweepLimit    int           // OUTBOX_SWEEP_LIMIT
+	AMQPExchange string // AMQP_EXCHANGE
+	// AMQPQueue (AMQP_QUEUE) and AMQPDeliveryLimit (AMQP_DELIVERY_LIMIT)
+	// name the worker's queue and its x-delivery-limit: the api declares
+	// the queue too, with the same definition (message.Topology), so both
+	// must be set as for the worker.
+	AMQPQueue         string
+	AMQPDeliveryLimit int
+	RelayInterval     time.Duration // OUTBOX_RELAY_INTERVAL
+	RelayAge          time.Duration // OUTBOX_RELAY_AGE
+	SweepInterval     time.Duration // OUTBOX_SWEEP_INTERVAL; 0 turns the pending-payment sweeper off
+	SweepAge          time.Duration // OUTBOX_SWEEP_AGE
+	SweepLimit        int           // OUTBOX_SWEEP_LIMIT
 
 	ShutdownGrace time.Duration // SHUTDOWN_GRACE
 	ShutdownDelay time.Duration // SHUTDOWN_DELAY
@@ -73,26 +80,28 @@ type Migrate struct {
 func LoadServe(getenv func(string) string, hostname string) (Serve, error) {
 	p := envconf.New(getenv)
 	c := Serve{
-		ListenAddr:     p.String("API_LISTEN_ADDR", "127.0.0.1:8080"),
-		RedisURL:       required(p, "REDIS_URL"),
-		DatabaseURL:    required(p, "DATABASE_URL"),
-		AMQPURL:        required(p, "AMQP_URL"),
-		IdemLease:      duration(p, "IDEM_LEASE", 10*time.Second),
-		IdemRetention:  duration(p, "IDEM_RETENTION", 24*time.Hour),
-		IdemTimeout:    duration(p, "IDEM_TIMEOUT", 500*time.Millisecond),
-		IdemEndRetry:   durationMin(p, "IDEM_END_RETRY", 10*time.Second, 0),
-		AMQPExchange:   p.String("AMQP_EXCHANGE", "payments"),
-		RelayInterval:  duration(p, "OUTBOX_RELAY_INTERVAL", time.Second),
-		RelayAge:       durationMin(p, "OUTBOX_RELAY_AGE", 3*time.Second, 0),
-		SweepInterval:  durationMin(p, "OUTBOX_SWEEP_INTERVAL", 10*time.Second, 0),
-		SweepAge:       duration(p, "OUTBOX_SWEEP_AGE", time.Minute),
-		SweepLimit:     p.Positive("OUTBOX_SWEEP_LIMIT", 3),
-		ShutdownGrace:  duration(p, "SHUTDOWN_GRACE", 15*time.Second),
-		ShutdownDelay:  durationMin(p, "SHUTDOWN_DELAY", 0, 0),
-		MigrateOnStart: boolean(p, "API_MIGRATE_ON_START", false),
-		Instance:       instance(p, hostname),
-		LogLevel:       level(p),
-		PprofAddr:      p.String("API_PPROF_ADDR", ""),
+		ListenAddr:        p.String("API_LISTEN_ADDR", "127.0.0.1:8080"),
+		RedisURL:          required(p, "REDIS_URL"),
+		DatabaseURL:       required(p, "DATABASE_URL"),
+		AMQPURL:           required(p, "AMQP_URL"),
+		IdemLease:         duration(p, "IDEM_LEASE", 10*time.Second),
+		IdemRetention:     duration(p, "IDEM_RETENTION", 24*time.Hour),
+		IdemTimeout:       duration(p, "IDEM_TIMEOUT", 500*time.Millisecond),
+		IdemEndRetry:      durationMin(p, "IDEM_END_RETRY", 10*time.Second, 0),
+		AMQPExchange:      p.String("AMQP_EXCHANGE", message.DefaultExchange),
+		AMQPQueue:         p.String("AMQP_QUEUE", message.DefaultQueue),
+		AMQPDeliveryLimit: p.Positive("AMQP_DELIVERY_LIMIT", message.DefaultDeliveryLimit),
+		RelayInterval:     duration(p, "OUTBOX_RELAY_INTERVAL", time.Second),
+		RelayAge:          durationMin(p, "OUTBOX_RELAY_AGE", 3*time.Second, 0),
+		SweepInterval:     durationMin(p, "OUTBOX_SWEEP_INTERVAL", 10*time.Second, 0),
+		SweepAge:          duration(p, "OUTBOX_SWEEP_AGE", time.Minute),
+		SweepLimit:        p.Positive("OUTBOX_SWEEP_LIMIT", 3),
+		ShutdownGrace:     duration(p, "SHUTDOWN_GRACE", 15*time.Second),
+		ShutdownDelay:     durationMin(p, "SHUTDOWN_DELAY", 0, 0),
+		MigrateOnStart:    boolean(p, "API_MIGRATE_ON_START", false),
+		Instance:          instance(p, hostname),
+		LogLevel:          level(p),
+		PprofAddr:         p.String("API_PPROF_ADDR", ""),
 	}
 	c.Merchants = merchants(p, "API_MERCHANT_KEYS")
 	if c.PprofAddr != "" {
@@ -117,6 +126,10 @@ func LoadServe(getenv func(string) string, hostname string) (Serve, error) {
 		p.Fail("AMQP_EXCHANGE", "must be 1-255 characters")
 	case strings.HasPrefix(c.AMQPExchange, "amq."):
 		p.Fail("AMQP_EXCHANGE", fmt.Sprintf("%q: the amq. prefix is reserved by RabbitMQ", c.AMQPExchange))
+	}
+	// The worker derives <queue>.retry.v2.<delay> from it; AMQP names are at most 255 bytes.
+	if c.AMQPQueue == "" || len(c.AMQPQueue) > 200 {
+		p.Fail("AMQP_QUEUE", "must be 1-200 characters")
 	}
 	if c.IdemTimeout > 0 && c.IdemLease > 0 && c.IdemTimeout >= c.IdemLease {
 		p.Fail("IDEM_TIMEOUT", fmt.Sprintf("%s must be shorter than IDEM_LEASE (%s)", c.IdemTimeout, c.IdemLease))
@@ -162,6 +175,8 @@ func (c Serve) LogValue() slog.Value {
 		slog.String("idem_end_retry", c.IdemEndRetry.String()),
 		slog.String("idem_strategy", string(c.IdemStrategy)),
 		slog.String("amqp_exchange", c.AMQPExchange),
+		slog.String("amqp_queue", c.AMQPQueue),
+		slog.Int("amqp_delivery_limit", c.AMQPDeliveryLimit),
 		slog.String("outbox_relay_interval", c.RelayInterval.String()),
 		slog.String("outbox_relay_age", c.RelayAge.String()),
 		slog.String("outbox_sweep_interval", c.SweepInterval.String()),

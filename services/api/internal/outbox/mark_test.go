@@ -29,9 +29,9 @@ func TestSendMarksConfirmedRowsInBatches(t *testing.T) {
 	}
 	insertRows(t, pool, rows...)
 	msgs := outboxMessages(t, pool)
-	exchange := testenv.Name(t, "payments")
-	box, reg := newSweeper(t, pool, exchange, outbox.Config{PublishTimeout: 5 * time.Second})
-	deliveries := bindAndConsume(t, testenv.AMQPURL(t), exchange)
+	topo := testTopology(t, testenv.AMQPURL(t))
+	box, reg := newSweeper(t, pool, topo, outbox.Config{PublishTimeout: 5 * time.Second})
+	deliveries := bindAndConsume(t, testenv.AMQPURL(t), topo.Exchange)
 
 	lock, err := pool.Begin(ctx)
 	if err != nil {

@@ -12,32 +12,13 @@ package outbox
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/oncepay/oncepay/pkg/message"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
-
-// RoutingKeyPaymentInitiated is the routing key of PaymentInitiated messages.
-const RoutingKeyPaymentInitiated = "payment.initiated"
-
-// Message headers set on every publish.
-const (
-	HeaderIdempotencyKey = "x-idempotency-key"
-	HeaderMerchantID     = "x-merchant-id"
-)
-
-// PaymentInitiated is the JSON body of a payment.initiated message.
-type PaymentInitiated struct {
-	PaymentID      string `json:"payment_id"`
-	MerchantID     string `json:"merchant_id"`
-	IdempotencyKey string `json:"idempotency_key"`
-	Amount         int64  `json:"amount"`
-	Currency       string `json:"currency"`
-	CustomerID     string `json:"customer_id"`
-}
 
 // Message is one outbox row: what will be published and to where. The
 // field order matches the columns read by the relay.
@@ -52,17 +33,17 @@ type Message struct {
 }
 
 // NewPaymentInitiated returns the unsaved outbox message announcing e.
-func NewPaymentInitiated(e PaymentInitiated) (Message, error) {
-	body, err := json.Marshal(e)
+func NewPaymentInitiated(e message.PaymentInitiated) (Message, error) {
+	p, err := e.Encode()
 	if err != nil {
-		return Message{}, fmt.Errorf("encode payment.initiated %s: %w", e.PaymentID, err)
+		return Message{}, err
 	}
 	return Message{
 		PaymentID:      e.PaymentID,
 		MerchantID:     e.MerchantID,
 		IdempotencyKey: e.IdempotencyKey,
-		RoutingKey:     RoutingKeyPaymentInitiated,
-		Payload:        body,
+		RoutingKey:     message.RoutingKey,
+		Payload:        p.Body,
 	}, nil
 }
 
@@ -78,19 +59,10 @@ func Insert(ctx context.Context, tx pgx.Tx, m *Message) error {
 	return nil
 }
 
-// publishing is the AMQP form of m: persistent JSON, message id = payment
-// id, the idempotency key and merchant in headers, timestamped with the row's
-// creation time (the same on every republish).
+// publishing is the AMQP form of m (message.Wrap), timestamped with the
+// row's creation time (the same on every republish).
 func (m Message) publishing() amqp.Publishing {
-	return amqp.Publishing{
-		ContentType:  "application/json",
-		DeliveryMode: amqp.Persistent,
-		MessageId:    m.PaymentID,
-		Timestamp:    m.CreatedAt,
-		Headers: amqp.Table{
-			HeaderIdempotencyKey: m.IdempotencyKey,
-			HeaderMerchantID:     m.MerchantID,
-		},
-		Body: m.Payload,
-	}
+	p := message.Wrap(m.PaymentID, m.MerchantID, m.IdempotencyKey, m.Payload)
+	p.Timestamp = m.CreatedAt
+	return p
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/oncepay/oncepay/pkg/message"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -21,12 +22,19 @@ var (
 	// ErrNacked: the broker refused the message (negative confirm), or the
 	// confirm was lost because the channel was recovered meanwhile.
 	ErrNacked = errors.New("outbox: publish not confirmed by the broker")
+	// ErrReturned: the broker returned the message as unroutable (no
+	// queue is bound for it): no queue took it.
+	ErrReturned = errors.New("outbox: publish returned unroutable by the broker")
 )
 
 // PublisherConfig says where to publish.
 type PublisherConfig struct {
-	URL      string // amqp:// URL
-	Exchange string // topic exchange, declared durable by Start
+	URL string // amqp:// URL
+	// Topology is where messages go: the exchange they are published to
+	// and the queue bound to it. The Publisher declares it (see Start),
+	// with the worker's definition, so that a message has a queue to go
+	// to even before the first worker connects.
+	Topology message.Topology
 	// ConnectionName is shown in the RabbitMQ management UI.
 	ConnectionName string
 	// RetryInterval is the pause between connection attempts, both before the
@@ -35,7 +43,16 @@ type PublisherConfig struct {
 }
 
 // Publisher publishes outbox messages with publisher confirms over one AMQP
-// connection and channel.
+// connection and channel, mandatory: a message counts as published only
+// when the broker confirmed it and did not return it as unroutable.
+//
+// It declares the topology (PublisherConfig.Topology) when it connects,
+// after every recovery, and returnedDeclareDelay after a message was
+// returned (the queue was deleted, or the broker lost its definitions), so
+// whichever service connects first restores the queue; the relay then
+// publishes the returned message again. The declaration runs on a channel of its own: a queue
+// that exists with other arguments (PRECONDITION_FAILED) closes only that
+// channel, and is logged.
 //
 // Reconnection is the client library's built-in recovery (amqp091-go
 // Config.Recovery): after a broker restart it redials, reopens the channel in
@@ -46,10 +63,13 @@ type Publisher struct {
 	cfg PublisherConfig
 	log *slog.Logger
 
-	mu     sync.Mutex
-	conn   *amqp.Connection
-	ch     *amqp.Channel
-	closed bool
+	mu      sync.Mutex
+	conn    *amqp.Connection
+	ch      *amqp.Channel
+	returns *returns
+	closed  bool
+
+	declaring atomic.Bool // a declareLater is running
 
 	// connOpen and chOpen follow the library's lifecycle notifications.
 	// Publish sends only while both are open: during recovery the channel
@@ -70,8 +90,9 @@ func NewPublisher(cfg PublisherConfig, log *slog.Logger) *Publisher {
 	return &Publisher{cfg: cfg, log: log, stop: make(chan struct{})}
 }
 
-// Start connects, opens a confirm-mode channel and declares the exchange
-// (topic, durable). If that fails it logs the error and keeps trying in the
+// Start connects, opens a confirm-mode channel, declares the exchange
+// (topic, durable) on it and the topology on a channel of its own. If the
+// connection or the channel fails it logs the error and keeps trying in the
 // background every RetryInterval until it succeeds or Close is called; until
 // then Publish returns ErrNotConnected. Start does not block on retries.
 func (p *Publisher) Start() {
@@ -132,7 +153,7 @@ func (p *Publisher) connect() error {
 		conn.Close()
 		return amqp.ErrClosed
 	}
-	p.conn, p.ch = conn, ch
+	p.conn, p.ch, p.returns = conn, ch, newReturns(ch)
 	p.connOpen.Store(true)
 	p.chOpen.Store(true)
 	connStates := make(chan *amqp.StateChanged, 8)
@@ -143,8 +164,61 @@ func (p *Publisher) connect() error {
 	go p.watch("connection", connStates, &p.connOpen)
 	go p.watch("channel", chStates, &p.chOpen)
 	p.mu.Unlock()
-	p.log.Info("rabbitmq connected", "exchange", p.cfg.Exchange)
+	p.log.Info("rabbitmq connected", "exchange", p.cfg.Topology.Exchange, "queue", p.cfg.Topology.Queue)
+	if err := p.declare(); err != nil {
+		p.log.Warn("rabbitmq: declare topology", "why", "connected", "err", err)
+	}
 	return nil
+}
+
+// returnedDeclareDelay is how long the Publisher waits after a returned
+// message before it declares the topology. The broker cancels every
+// consumer of a deleted queue; a queue declared again with the same name
+// before a consumer's channel has processed the deletion leaves that
+// consumer attached to nothing, never cancelled (seen with quorum queues
+// on RabbitMQ 3.10 when the new declaration follows within a few
+// milliseconds). The worker waits as long before it declares the queue.
+const returnedDeclareDelay = time.Second
+
+// declareLater declares the topology in the background after delay, unless
+// a declaration is pending already; why is logged.
+func (p *Publisher) declareLater(why string, delay time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || !p.declaring.CompareAndSwap(false, true) {
+		return
+	}
+	p.wg.Add(1) // under mu: Close sets closed under mu before it waits
+	go func() {
+		defer p.wg.Done()
+		defer p.declaring.Store(false)
+		select {
+		case <-p.stop:
+			return
+		case <-time.After(delay):
+		}
+		if err := p.declare(); err != nil {
+			p.log.Warn("rabbitmq: declare topology", "why", why, "err", err)
+			return
+		}
+		p.log.Debug("rabbitmq: topology declared", "why", why)
+	}()
+}
+
+// declare declares the topology on a channel of its own, closed after.
+func (p *Publisher) declare() error {
+	p.mu.Lock()
+	conn, closed := p.conn, p.closed
+	p.mu.Unlock()
+	if conn == nil || closed {
+		return ErrNotConnected
+	}
+	ch, err := conn.Channel()
+	if err != nil {
+		return fmt.Errorf("open channel: %w", err)
+	}
+	defer ch.Close()
+	return p.cfg.Topology.Declare(ch)
 }
 
 // setup opens the publishing channel in confirm mode and declares the
@@ -157,8 +231,9 @@ func (p *Publisher) setup(conn *amqp.Connection) (*amqp.Channel, error) {
 	if err := ch.Confirm(false); err != nil {
 		return nil, fmt.Errorf("confirm mode: %w", err)
 	}
-	if err := ch.ExchangeDeclare(p.cfg.Exchange, amqp.ExchangeTopic, true, false, false, false, nil); err != nil {
-		return nil, fmt.Errorf("declare exchange %q: %w", p.cfg.Exchange, err)
+	x := p.cfg.Topology.Exchange
+	if err := ch.ExchangeDeclare(x, amqp.ExchangeTopic, true, false, false, false, nil); err != nil {
+		return nil, fmt.Errorf("declare exchange %q: %w", x, err)
 	}
 	return ch, nil
 }
@@ -172,6 +247,9 @@ func (p *Publisher) watch(what string, states <-chan *amqp.StateChanged, open *a
 		switch {
 		case s.To == amqp.StateOpen:
 			p.log.Info("rabbitmq "+what+" open", "from", s.From.String())
+			if what == "connection" {
+				p.declareLater("recovered", 0)
+			}
 		case s.Err != nil:
 			p.log.Warn("rabbitmq "+what+" "+s.To.String(), "err", s.Err)
 		default:
@@ -181,29 +259,46 @@ func (p *Publisher) watch(what string, states <-chan *amqp.StateChanged, open *a
 	open.Store(false)
 }
 
-// Publish sends m to the exchange (mandatory false) and waits for the
-// broker's confirm until ctx ends. It returns nil only for a positive
-// confirm; ErrNotConnected when there is no open channel, ErrNacked for a
-// negative confirm, or the context's error.
+// Publish sends m to the exchange, mandatory, and waits for the broker's
+// confirm until ctx ends. It returns nil only when a queue took m: a
+// positive confirm with no basic.return before it. Otherwise it returns
+// ErrNotConnected when there is no open channel, ErrReturned when the
+// broker returned m as unroutable (and it starts a declaration of the
+// topology, for the next attempt), ErrNacked for a negative confirm, or the
+// context's error. After any error m may or may not have reached a queue.
 func (p *Publisher) Publish(ctx context.Context, m Message) error {
 	p.mu.Lock()
-	ch := p.ch
+	ch, rets := p.ch, p.returns
 	p.mu.Unlock()
 	if ch == nil || !p.connOpen.Load() || !p.chOpen.Load() {
 		return fmt.Errorf("publish %s: %w", m.PaymentID, ErrNotConnected)
 	}
-	dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, p.cfg.Exchange, m.RoutingKey, false, false, m.publishing())
-	if err != nil {
-		return fmt.Errorf("publish %s: %w", m.PaymentID, err)
-	}
-	ack, err := dc.WaitContext(ctx)
+	w := rets.expect(m.PaymentID)
+	ack, err := p.confirm(ctx, ch, m)
+	ret := rets.done(w)
 	switch {
 	case err != nil:
-		return fmt.Errorf("publish %s: wait for confirm: %w", m.PaymentID, err)
+		return err
 	case !ack:
 		return fmt.Errorf("publish %s: %w", m.PaymentID, ErrNacked)
+	case ret != nil:
+		p.declareLater("message returned", returnedDeclareDelay)
+		return fmt.Errorf("publish %s: %w: %d %s", m.PaymentID, ErrReturned, ret.ReplyCode, ret.ReplyText)
 	}
 	return nil
+}
+
+// confirm publishes m, mandatory, and waits for its confirm.
+func (p *Publisher) confirm(ctx context.Context, ch *amqp.Channel, m Message) (ack bool, err error) {
+	dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, p.cfg.Topology.Exchange, m.RoutingKey, true, false, m.publishing())
+	if err != nil {
+		return false, fmt.Errorf("publish %s: %w", m.PaymentID, err)
+	}
+	ack, err = dc.WaitContext(ctx)
+	if err != nil {
+		return false, fmt.Errorf("publish %s: wait for confirm: %w", m.PaymentID, err)
+	}
+	return ack, nil
 }
 
 // Check reports whether the connection and channel are open, for readiness.

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncepay/oncepay/internal/testenv"
+	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/services/api/internal/metrics"
 	"github.com/oncepay/oncepay/services/api/internal/outbox"
 	"github.com/oncepay/oncepay/services/api/migrations"
@@ -45,7 +46,7 @@ func TestRelayReplicasPublishEachRowOnce(t *testing.T) {
 				VALUES ($1, 'm', $1, 'fp', 1, 'EUR', 'c', 202, '{}', now(), now())`, id); err != nil {
 				return err
 			}
-			m, err := outbox.NewPaymentInitiated(outbox.PaymentInitiated{PaymentID: id, MerchantID: "m",
+			m, err := outbox.NewPaymentInitiated(message.PaymentInitiated{PaymentID: id, MerchantID: "m",
 				IdempotencyKey: id, Amount: 1, Currency: "EUR", CustomerID: "c"})
 			if err != nil {
 				return err
@@ -61,10 +62,11 @@ func TestRelayReplicasPublishEachRowOnce(t *testing.T) {
 	}
 
 	amqpURL := testenv.AMQPURL(t)
-	exchange := testenv.Name(t, "payments")
+	topo := testTopology(t, amqpURL)
+	exchange := topo.Exchange
 	var relays []*outbox.Outbox
 	for i := range 2 {
-		pub := outbox.NewPublisher(outbox.PublisherConfig{URL: amqpURL, Exchange: exchange, ConnectionName: "relay-test"}, discard)
+		pub := outbox.NewPublisher(outbox.PublisherConfig{URL: amqpURL, Topology: topo, ConnectionName: "relay-test"}, discard)
 		pub.Start()
 		t.Cleanup(func() { pub.Close() })
 		m := metrics.New(prometheus.NewRegistry(), fmt.Sprint("r", i))
@@ -106,6 +108,34 @@ func TestRelayReplicasPublishEachRowOnce(t *testing.T) {
 	}
 }
 
+// testTopology returns a topology of the test's own names, deleted at
+// cleanup.
+func testTopology(t *testing.T, amqpURL string) message.Topology {
+	t.Helper()
+	name := testenv.Name(t, "payments")
+	topo := message.Topology{Exchange: name, Queue: name + ".charge", DeliveryLimit: message.DefaultDeliveryLimit}
+	t.Cleanup(func() {
+		conn, err := amqp.Dial(amqpURL)
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		ch, err := conn.Channel()
+		if err != nil {
+			return
+		}
+		for _, q := range []string{topo.Queue, topo.DeadLetterQueue()} {
+			ch.QueueDelete(q, false, false, false)
+		}
+		for _, x := range []string{topo.Exchange, topo.DeadLetterExchange()} {
+			ch.ExchangeDelete(x, false, false)
+		}
+	})
+	return topo
+}
+
+// bindAndConsume binds a queue of its own to exchange and returns its
+// deliveries.
 func bindAndConsume(t *testing.T, amqpURL, exchange string) <-chan amqp.Delivery {
 	t.Helper()
 	conn, err := amqp.Dial(amqpURL)
@@ -122,7 +152,7 @@ func bindAndConsume(t *testing.T, amqpURL, exchange string) <-chan amqp.Delivery
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ch.QueueBind(q.Name, outbox.RoutingKeyPaymentInitiated, exchange, false, nil); err != nil {
+	if err := ch.QueueBind(q.Name, message.RoutingKey, exchange, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	d, err := ch.Consume(q.Name, "", true, true, false, false, nil)
@@ -142,7 +172,7 @@ func TestPublisherNotConnected(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	pub := outbox.NewPublisher(outbox.PublisherConfig{URL: "amqp://guest:guest@" + addr + "/", Exchange: "x",
+	pub := outbox.NewPublisher(outbox.PublisherConfig{URL: "amqp://guest:guest@" + addr + "/", Topology: message.Topology{Exchange: "x", Queue: "q"},
 		RetryInterval: 50 * time.Millisecond}, discard)
 	pub.Start()
 	start := time.Now()

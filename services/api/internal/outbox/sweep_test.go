@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncepay/oncepay/internal/testenv"
+	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/services/api/internal/metrics"
 	"github.com/oncepay/oncepay/services/api/internal/outbox"
 	"github.com/oncepay/oncepay/services/api/migrations"
@@ -55,7 +56,7 @@ func insertRows(t *testing.T, pool *pgxpool.Pool, rows ...row) {
 			VALUES ($1, 'm', $1, 'fp', 1, 'EUR', 'c', $2, 202, '{}', $3, $3)`, r.id, r.status, time.Now().Add(-r.age)); err != nil {
 			t.Fatal(err)
 		}
-		m, err := outbox.NewPaymentInitiated(outbox.PaymentInitiated{PaymentID: r.id, MerchantID: "m",
+		m, err := outbox.NewPaymentInitiated(message.PaymentInitiated{PaymentID: r.id, MerchantID: "m",
 			IdempotencyKey: r.id, Amount: 1, Currency: "EUR", CustomerID: "c"})
 		if err != nil {
 			t.Fatal(err)
@@ -69,9 +70,9 @@ func insertRows(t *testing.T, pool *pgxpool.Pool, rows ...row) {
 	}
 }
 
-func newSweeper(t *testing.T, pool *pgxpool.Pool, exchange string, cfg outbox.Config) (*outbox.Outbox, *prometheus.Registry) {
+func newSweeper(t *testing.T, pool *pgxpool.Pool, topo message.Topology, cfg outbox.Config) (*outbox.Outbox, *prometheus.Registry) {
 	t.Helper()
-	pub := outbox.NewPublisher(outbox.PublisherConfig{URL: testenv.AMQPURL(t), Exchange: exchange, ConnectionName: "sweep-test"}, discard)
+	pub := outbox.NewPublisher(outbox.PublisherConfig{URL: testenv.AMQPURL(t), Topology: topo, ConnectionName: "sweep-test"}, discard)
 	pub.Start()
 	t.Cleanup(func() { pub.Close() })
 	reg := prometheus.NewRegistry()
@@ -134,9 +135,9 @@ func TestSweepRepublishesPendingPayments(t *testing.T) {
 		row{id: "pay_swept_recently", status: "pending", age: time.Minute, published: time.Minute, republished: 1, lastSweep: time.Second},
 		row{id: "pay_exhausted", status: "pending", age: time.Hour, published: time.Hour, republished: limit, lastSweep: time.Hour},
 	)
-	exchange := testenv.Name(t, "payments")
-	sweeper, reg := newSweeper(t, pool, exchange, outbox.Config{SweepAge: age, SweepLimit: limit})
-	deliveries := bindAndConsume(t, testenv.AMQPURL(t), exchange)
+	topo := testTopology(t, testenv.AMQPURL(t))
+	sweeper, reg := newSweeper(t, pool, topo, outbox.Config{SweepAge: age, SweepLimit: limit})
+	deliveries := bindAndConsume(t, testenv.AMQPURL(t), topo.Exchange)
 
 	var n int
 	for deadline := time.Now().Add(10 * time.Second); n == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
@@ -194,11 +195,11 @@ func TestSweepReplicasPublishEachPaymentOnce(t *testing.T) {
 		rows = append(rows, row{id: fmt.Sprintf("pay_%02d", i), status: "pending", age: time.Hour, published: time.Hour})
 	}
 	insertRows(t, pool, rows...)
-	exchange := testenv.Name(t, "payments")
+	topo := testTopology(t, testenv.AMQPURL(t))
 	cfg := outbox.Config{SweepAge: time.Minute, SweepLimit: 3, BatchSize: 5}
-	a, _ := newSweeper(t, pool, exchange, cfg)
-	b, _ := newSweeper(t, pool, exchange, cfg)
-	deliveries := bindAndConsume(t, testenv.AMQPURL(t), exchange)
+	a, _ := newSweeper(t, pool, topo, cfg)
+	b, _ := newSweeper(t, pool, topo, cfg)
+	deliveries := bindAndConsume(t, testenv.AMQPURL(t), topo.Exchange)
 
 	total := concurrently(t, stuck,
 		func() (int, error) { return a.SweepOnce(ctx) },

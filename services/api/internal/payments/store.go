@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/services/api/internal/metrics"
 	"github.com/oncepay/oncepay/services/api/internal/outbox"
 )
@@ -45,7 +46,7 @@ func NewStore(pool *pgxpool.Pool, sender Sender, m *metrics.Metrics) *Store {
 // concurrent uncommitted insert of the same key is waited for, so two
 // requests never both create a payment.
 func (s *Store) Create(ctx context.Context, p Payment, first Response) (Created, error) {
-	msg, err := outbox.NewPaymentInitiated(outbox.PaymentInitiated{
+	msg, err := outbox.NewPaymentInitiated(message.PaymentInitiated{
 		PaymentID: p.ID, MerchantID: p.MerchantID, IdempotencyKey: p.IdempotencyKey,
 		Amount: p.Amount, Currency: p.Currency, CustomerID: p.CustomerID,
 	})

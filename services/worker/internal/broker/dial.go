@@ -3,6 +3,7 @@ package broker
 import (
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,8 +23,11 @@ type Conn struct {
 	*amqp.Connection
 	Epochs *Epochs
 
-	open atomic.Bool
-	dead chan error // receives once: why recovery gave up
+	open     atomic.Bool
+	dead     chan error    // receives once: why recovery gave up
+	gone     chan struct{} // closed when recovery gave up
+	goneOnce sync.Once
+	log      *slog.Logger
 }
 
 // Dial connects to url with amqp091-go's built-in recovery switched on:
@@ -56,7 +60,7 @@ func Dial(url string, cfg DialConfig) (*Conn, error) {
 		return nil, fmt.Errorf("amqp dial: %w", err)
 	}
 	epochs.attach(ac)
-	c := &Conn{Connection: ac, Epochs: epochs, dead: make(chan error, 1)}
+	c := &Conn{Connection: ac, Epochs: epochs, dead: make(chan error, 1), gone: make(chan struct{}), log: cfg.Log}
 	c.open.Store(true)
 	states := make(chan *amqp.StateChanged, 16)
 	ac.NotifyStateChange(states)
@@ -76,6 +80,7 @@ func (c *Conn) watch(log *slog.Logger, states <-chan *amqp.StateChanged) {
 }
 
 func (c *Conn) fail(err error) {
+	c.goneOnce.Do(func() { close(c.gone) })
 	select {
 	case c.dead <- err:
 	default:

@@ -9,5 +9,6 @@
 // What it does not do is keep delivery tags apart across sessions: a new
 // channel session numbers its deliveries from 1 again, and deliveries read
 // before the loss still carry tags of the old one. Epochs closes that gap;
-// see its documentation.
+// see its documentation. Nor does it subscribe again after the broker
+// cancelled the consumer (its queue was deleted); Consumer does.
 package broker

@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/oncepay/oncepay/pkg/message"
 )
 
 // recorder is a declarer that records what was declared.
@@ -28,7 +30,8 @@ func (r *recorder) QueueBind(name, key, exchange string, noWait bool, args amqp.
 }
 
 func TestTopologyDeclare(t *testing.T) {
-	topo := Topology{Exchange: "payments", Queue: "payments.charge", RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second}, DeliveryLimit: 20}
+	topo := Topology{Topology: message.Topology{Exchange: "payments", Queue: "payments.charge", DeliveryLimit: 20},
+		RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second}}
 	var r recorder
 	if err := topo.Declare(&r); err != nil {
 		t.Fatal(err)
@@ -39,11 +42,11 @@ func TestTopologyDeclare(t *testing.T) {
 		"exchange payments.charge.dlx fanout durable=true",
 		"queue payments.charge durable=true map[x-dead-letter-exchange:payments.charge.dlx x-delivery-limit:20 x-queue-type:quorum]",
 		"queue payments.charge.dlq durable=true map[x-queue-type:quorum]",
+		`bind payments.charge "payment.initiated" payments`,
+		`bind payments.charge.dlq "" payments.charge.dlx`,
 		"queue payments.charge.retry.v2.1s durable=true " + retry + "x-message-ttl:1000 x-overflow:reject-publish x-queue-type:quorum]",
 		"queue payments.charge.retry.v2.5s durable=true " + retry + "x-message-ttl:5000 x-overflow:reject-publish x-queue-type:quorum]",
 		"queue payments.charge.retry.v2.30s durable=true " + retry + "x-message-ttl:30000 x-overflow:reject-publish x-queue-type:quorum]",
-		`bind payments.charge "payment.initiated" payments`,
-		`bind payments.charge.dlq "" payments.charge.dlx`,
 	}
 	if diff := cmp.Diff(want, r.calls); diff != "" {
 		t.Errorf("declarations (-want +got):\n%s", diff)
@@ -51,7 +54,7 @@ func TestTopologyDeclare(t *testing.T) {
 }
 
 func TestTopologyNames(t *testing.T) {
-	topo := Topology{Queue: "q", RetryDelays: []time.Duration{100 * time.Millisecond, 90 * time.Second}}
+	topo := Topology{Topology: message.Topology{Queue: "q"}, RetryDelays: []time.Duration{100 * time.Millisecond, 90 * time.Second}}
 	got := []string{topo.DeadLetterExchange(), topo.DeadLetterQueue(), topo.RetryQueue(0), topo.RetryQueue(1)}
 	if diff := cmp.Diff([]string{"q.dlx", "q.dlq", "q.retry.v2.100ms", "q.retry.v2.1m30s"}, got); diff != "" {
 		t.Errorf("names (-want +got):\n%s", diff)

@@ -1,12 +1,11 @@
 package charge
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/oncepay/oncepay/pkg/idem"
+	"github.com/oncepay/oncepay/pkg/message"
 
 	"github.com/oncepay/oncepay/services/worker/internal/consumer"
 )
@@ -14,14 +13,9 @@ import (
 // ErrUndecodable wraps every reason a message cannot be a payment.initiated.
 var ErrUndecodable = errors.New("charge: undecodable message")
 
-// Initiated is a decoded payment.initiated message.
+// Initiated is a decoded payment.initiated message and its scoped key.
 type Initiated struct {
-	PaymentID      string `json:"payment_id"`
-	MerchantID     string `json:"merchant_id"`
-	IdempotencyKey string `json:"idempotency_key"`
-	Amount         int64  `json:"amount"`
-	Currency       string `json:"currency"`
-	CustomerID     string `json:"customer_id"`
+	message.PaymentInitiated
 
 	key idem.Key
 }
@@ -29,66 +23,17 @@ type Initiated struct {
 // Key returns the payment's idempotency key, scoped to its merchant.
 func (m Initiated) Key() idem.Key { return m.key }
 
-// Decode reads a payment.initiated message: a JSON body with every field
-// set, a message id equal to payment_id, and the x-idempotency-key and
-// x-merchant-id headers equal to the body's. It reports every problem at
-// once, wrapped in ErrUndecodable; unknown body fields are ignored.
+// Decode reads a payment.initiated message (see message.Decode) and scopes
+// its idempotency key to its merchant. Every problem is wrapped in
+// ErrUndecodable (and message.ErrUndecodable for the contract's own).
 func Decode(m consumer.Message) (Initiated, error) {
-	var msg Initiated
-	dec := json.NewDecoder(bytes.NewReader(m.Body))
-	if err := dec.Decode(&msg); err != nil {
-		return Initiated{}, fmt.Errorf("%w: body: %w", ErrUndecodable, err)
+	p, err := message.Decode(m.ID, m.Headers, m.Body)
+	if err != nil {
+		return Initiated{}, fmt.Errorf("%w: %w", ErrUndecodable, err)
 	}
-	if dec.More() {
-		return Initiated{}, fmt.Errorf("%w: body: data after the JSON object", ErrUndecodable)
+	k, err := idem.NewKey(p.MerchantID, p.IdempotencyKey)
+	if err != nil {
+		return Initiated{}, fmt.Errorf("%w: %w", ErrUndecodable, err)
 	}
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	for _, f := range []struct{ name, v string }{
-		{"payment_id", msg.PaymentID}, {"merchant_id", msg.MerchantID},
-		{"idempotency_key", msg.IdempotencyKey}, {"customer_id", msg.CustomerID},
-	} {
-		if f.v == "" {
-			bad("%s is missing", f.name)
-		}
-	}
-	if msg.Amount <= 0 {
-		bad("amount must be a positive integer, got %d", msg.Amount)
-	}
-	if !currency(msg.Currency) {
-		bad("currency must be three upper-case letters, got %q", msg.Currency)
-	}
-	if m.ID != msg.PaymentID {
-		bad("message id %q is not payment_id %q", m.ID, msg.PaymentID)
-	}
-	for _, h := range []struct{ name, want string }{
-		{"x-idempotency-key", msg.IdempotencyKey}, {"x-merchant-id", msg.MerchantID},
-	} {
-		if got, _ := m.Headers[h.name].(string); got != h.want {
-			bad("header %s %q disagrees with the body %q", h.name, got, h.want)
-		}
-	}
-	if msg.MerchantID != "" && msg.IdempotencyKey != "" {
-		k, err := idem.NewKey(msg.MerchantID, msg.IdempotencyKey)
-		if err != nil {
-			bad("%w", err)
-		}
-		msg.key = k
-	}
-	if len(errs) > 0 {
-		return Initiated{}, fmt.Errorf("%w: %w", ErrUndecodable, errors.Join(errs...))
-	}
-	return msg, nil
-}
-
-func currency(s string) bool {
-	if len(s) != 3 {
-		return false
-	}
-	for i := range len(s) {
-		if s[i] < 'A' || s[i] > 'Z' {
-			return false
-		}
-	}
-	return true
+	return Initiated{PaymentInitiated: p, key: k}, nil
 }

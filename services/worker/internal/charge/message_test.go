@@ -9,6 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/oncepay/oncepay/pkg/message"
+
 	"github.com/oncepay/oncepay/services/worker/internal/consumer"
 )
 
@@ -27,7 +29,7 @@ func TestDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Initiated{PaymentID: "pay_1", MerchantID: "m_1", IdempotencyKey: "k-1", Amount: 1500, Currency: "EUR", CustomerID: "cus_1"}
+	want := Initiated{PaymentInitiated: message.PaymentInitiated{PaymentID: "pay_1", MerchantID: "m_1", IdempotencyKey: "k-1", Amount: 1500, Currency: "EUR", CustomerID: "cus_1"}}
 	if diff := cmp.Diff(want, got, cmpopts.IgnoreUnexported(Initiated{})); diff != "" {
 		t.Errorf("Decode (-want +got):\n%s", diff)
 	}
@@ -78,16 +80,16 @@ func TestDecodeRejects(t *testing.T) {
 }
 
 func TestFingerprint(t *testing.T) {
-	base := Initiated{PaymentID: "pay_1", Amount: 100, Currency: "EUR", MerchantID: "m", IdempotencyKey: "k", CustomerID: "c"}
+	base := Initiated{PaymentInitiated: message.PaymentInitiated{PaymentID: "pay_1", Amount: 100, Currency: "EUR", MerchantID: "m", IdempotencyKey: "k", CustomerID: "c"}}
 	same := base
 	same.CustomerID = "other" // not part of the fingerprint
 	if Fingerprint(base) != Fingerprint(same) {
 		t.Error("fingerprint depends on customer_id")
 	}
 	for name, m := range map[string]Initiated{
-		"payment id": {PaymentID: "pay_2", Amount: 100, Currency: "EUR"},
-		"amount":     {PaymentID: "pay_1", Amount: 101, Currency: "EUR"},
-		"currency":   {PaymentID: "pay_1", Amount: 100, Currency: "USD"},
+		"payment id": {PaymentInitiated: message.PaymentInitiated{PaymentID: "pay_2", Amount: 100, Currency: "EUR"}},
+		"amount":     {PaymentInitiated: message.PaymentInitiated{PaymentID: "pay_1", Amount: 101, Currency: "EUR"}},
+		"currency":   {PaymentInitiated: message.PaymentInitiated{PaymentID: "pay_1", Amount: 100, Currency: "USD"}},
 	} {
 		if Fingerprint(m) == Fingerprint(base) {
 			t.Errorf("fingerprint ignores %s", name)

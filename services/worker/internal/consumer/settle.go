@@ -8,6 +8,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/services/worker/internal/metrics"
 )
 
@@ -19,7 +20,7 @@ import (
 // without limit.
 func (l *Loop) settle(r result) {
 	d := r.t.d
-	log := l.Log.With("message_id", d.MessageId, "idempotency_key", headerString(d.Headers, "x-idempotency-key"),
+	log := l.Log.With("message_id", d.MessageId, "idempotency_key", headerString(d.Headers, message.HeaderIdempotencyKey),
 		"delivery_tag", d.DeliveryTag, "attempt", r.msg.Attempt)
 	switch {
 	case r.err != nil && r.aborted:
