@@ -8,6 +8,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/oncepay/oncepay/internal/testenv"
+	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/services/worker/internal/broker"
 )
 
@@ -21,8 +22,9 @@ func TestDeliveryLimitDoesNotCountRetries(t *testing.T) {
 	waitAMQP(t)
 	url := testenv.AMQPURL(t)
 	name := testenv.Name(t, "limit")
-	e := &env{t: t, amqpURL: url, topo: broker.Topology{Exchange: name + ".x", Queue: name + ".q",
-		RetryDelays: []time.Duration{20 * time.Millisecond}, DeliveryLimit: 1}}
+	e := &env{t: t, amqpURL: url, topo: broker.Topology{
+		Topology:    message.Topology{Exchange: name + ".x", Queue: name + ".q", DeliveryLimit: 1},
+		RetryDelays: []time.Duration{20 * time.Millisecond}}}
 	e.declare()
 	t.Cleanup(e.deleteTopology)
 
@@ -45,7 +47,7 @@ func TestDeliveryLimitDoesNotCountRetries(t *testing.T) {
 		return d
 	}
 	pub := newPublisher(t, url)
-	pub.publish(t, e.topo.Exchange, broker.RoutingKey, amqp.Publishing{MessageId: "retried", DeliveryMode: amqp.Persistent})
+	pub.publish(t, e.topo.Exchange, message.RoutingKey, amqp.Publishing{MessageId: "retried", DeliveryMode: amqp.Persistent})
 	const cycles = 5 // with one return each, 5 times the limit if the count carried over
 	for range cycles {
 		_ = get().Nack(false, true) // one return: within the limit

@@ -1,32 +1,26 @@
 package charge
 
 import (
-	"encoding/json"
 	"fmt"
 
-	amqp "github.com/rabbitmq/amqp091-go"
-
+	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/services/worker/internal/consumer"
 	"github.com/oncepay/oncepay/services/worker/internal/payments"
 )
 
 // MessageOf returns the payment.initiated message of p as the api publishes
-// it (body, message id and headers), for charging p without a delivery.
-// Decode accepts it when p is a valid payment.
+// it (message.PaymentInitiated.Encode: body, message id and headers), for
+// charging p without a delivery. Decode accepts it when p is a valid
+// payment.
 func MessageOf(p payments.Payment) consumer.Message {
-	body, err := json.Marshal(Initiated{
+	pub, err := message.PaymentInitiated{
 		PaymentID: p.ID, MerchantID: p.MerchantID, IdempotencyKey: p.IdempotencyKey,
 		Amount: p.Amount, Currency: p.Currency, CustomerID: p.CustomerID,
-	})
+	}.Encode()
 	if err != nil {
-		panic(fmt.Sprintf("charge: marshal message: %v", err)) // cannot happen: strings and an int
+		panic(fmt.Sprintf("charge: encode message: %v", err)) // cannot happen: strings and an int
 	}
-	return consumer.Message{
-		ID:      p.ID,
-		Headers: amqp.Table{"x-idempotency-key": p.IdempotencyKey, "x-merchant-id": p.MerchantID},
-		Body:    body,
-		Attempt: 1,
-	}
+	return consumer.Message{ID: pub.MessageId, Headers: pub.Headers, Body: pub.Body, Attempt: 1}
 }
 
 // StageResult is what the charge stage of payment id stores when it
