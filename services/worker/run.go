@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncepay/oncepay/pkg/idem"
+	"github.com/oncepay/oncepay/pkg/service/pgpool"
 	"github.com/oncepay/oncepay/pkg/service/pprofserve"
 	"github.com/oncepay/oncepay/services/psp/pspclient"
 	"github.com/prometheus/client_golang/prometheus"
@@ -77,7 +77,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		go warnLoudly(ctx, log, cfg.Strategy, time.Minute)
 	}
 
-	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+	pool, err := pgpool.New(ctx, cfg.DatabaseURL, cfg.PG)
 	if err != nil {
 		return fmt.Errorf("postgres pool: %w", err)
 	}
@@ -106,7 +106,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	loop := consumer.New(loopConfig(cfg, topo), consumer.Deps{
 		Handler: charge.NewHandler(charge.Deps{
 			Boundary: boundary, PSPKey: pspKey, Payments: pays, PSP: psp, PSPTimeout: cfg.PSPTimeout,
-			EndRetry: cfg.EndRetry, Instance: cfg.Instance, Log: log, Metrics: m,
+			EndRetry: cfg.EndRetry, MaxHold: cfg.MaxHold, Instance: cfg.Instance, Log: log, Metrics: m,
 		}),
 		Channel: cons, Publisher: cons.Publisher, Guard: cons.Guard, Log: log, Metrics: m,
 	})
