@@ -154,3 +154,30 @@ func (c *holeConn) Close() error {
 	c.closeOnce.Do(func() { close(c.closed) })
 	return c.Conn.Close()
 }
+
+// The holder's deadline is the send time of Begin, then of each successful
+// Extend, plus the lease minus the margin.
+func TestDeadlineFollowsSendTimes(t *testing.T) {
+	t.Parallel()
+	const lease, margin = 2 * time.Second, 300 * time.Millisecond
+	s, _ := newStore(t, idem.Config{Lease: lease, Margin: margin})
+	ctx := context.Background()
+	within := func(what string, got, from, to time.Time) {
+		t.Helper()
+		lo, hi := from.Add(lease-margin), to.Add(lease-margin)
+		if got.Before(lo) || got.After(hi) {
+			t.Errorf("%s: deadline %s after the call started, want between %s and %s",
+				what, got.Sub(from), lo.Sub(from), hi.Sub(from))
+		}
+	}
+	before := time.Now()
+	c := begin(t, s, newKey(t), "charge", "fp")
+	within("Begin", c.Lease.Deadline(), before, time.Now())
+
+	time.Sleep(100 * time.Millisecond)
+	before = time.Now()
+	if err := c.Lease.Extend(ctx); err != nil {
+		t.Fatal(err)
+	}
+	within("Extend", c.Lease.Deadline(), before, time.Now())
+}
