@@ -293,8 +293,10 @@ func TestKeepStopsQuietlyAfterComplete(t *testing.T) {
 func TestKeepCancelsWhenRedisStopsAnswering(t *testing.T) {
 	t.Parallel()
 	rdb, cmd := privateRedis(t)
-	const lease = 300 * time.Millisecond
-	s := idem.New(rdb, idem.Config{Lease: lease, Timeout: 50 * time.Millisecond})
+	// The heartbeat at 200ms fails after its 150ms timeout, before the
+	// deadline at 500ms.
+	const lease = 600 * time.Millisecond
+	s := idem.New(rdb, idem.Config{Lease: lease, Timeout: 150 * time.Millisecond})
 	c := begin(t, s, newKey(t), "charge", "fp")
 	work, stop := c.Lease.Keep(context.Background())
 	defer stop()
