@@ -21,6 +21,13 @@
 // Leases are expiry timestamps from Redis TIME, not key TTLs; the key TTL is
 // the retention (default 24 h).
 //
+// A holder stops before its lease can end, not after: its deadline
+// (Lease.Deadline) is the send time of its last successful Begin or Extend
+// plus the lease minus a margin (Config.Margin) for clock drift and the
+// time to stop; Lease.Keep cancels the work at that deadline even while
+// Redis does not answer, so a takeover never overlaps the stale owner's
+// work.
+//
 // A lease that is neither completed nor released stays PENDING until its
 // lease runs out and someone claims the stage again; if nobody does, it
 // stays PENDING for the whole retention. So when Complete or Release fails

@@ -21,8 +21,12 @@ type Lease struct {
 	owner   string
 	attempt int
 	expires time.Time // Redis TIME of the lease end, as last known
+	// sent is this process's clock (monotonic) when the last successful
+	// Begin or Extend was sent: Redis set the lease end no earlier than
+	// sent + the lease, so the holder's deadline is measured from it.
+	sent time.Time
 
-	mu    sync.Mutex
+	mu    sync.Mutex // guards expires and sent after Begin
 	ended atomic.Bool
 }
 
@@ -43,6 +47,23 @@ func (l *Lease) Expires() time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.expires
+}
+
+// Deadline returns the local time by which the holder must have stopped
+// working unless an Extend succeeds before: the send time of the last
+// successful Begin or Extend plus the lease minus the store's margin
+// (Config.Margin). Redis may hand the stage to another owner from that send
+// time plus the lease on; the margin covers clock drift between this
+// process and Redis TIME and the time the work needs to stop.
+func (l *Lease) Deadline() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return holdDeadline(l.sent, l.store.cfg.Lease, l.store.cfg.Margin)
+}
+
+// holdDeadline is sent + lease - margin.
+func holdDeadline(sent time.Time, lease, margin time.Duration) time.Time {
+	return sent.Add(lease - margin)
 }
 
 // Complete stores result and marks the stage COMPLETED, raising the key TTL
@@ -72,8 +93,9 @@ func (l *Lease) Release(ctx context.Context) error {
 	return err
 }
 
-// Extend moves the lease end to now (Redis TIME) + the store's lease. It
-// returns ErrLost when the caller no longer owns the stage and
+// Extend moves the lease end to now (Redis TIME) + the store's lease and,
+// on success, Deadline to the time Extend was sent + the lease - the
+// margin. It returns ErrLost when the caller no longer owns the stage and
 // ErrUnavailable when Redis fails (ErrFull when it is out of memory).
 func (l *Lease) Extend(ctx context.Context) error {
 	return l.run(ctx, OpExtend, l.store.extend, l.store.cfg.Lease.Milliseconds())
@@ -98,6 +120,7 @@ func (l *Lease) run(ctx context.Context, op Op, script *redis.Script, args ...an
 		}
 		l.mu.Lock()
 		l.expires = time.UnixMilli(ms)
+		l.sent = start // at or before the send: the safe side
 		l.mu.Unlock()
 	case res != "OK":
 		err = unavailable(string(op), l.key, fmt.Errorf("unexpected reply %v", res))
@@ -106,38 +129,55 @@ func (l *Lease) run(ctx context.Context, op Op, script *redis.Script, args ...an
 	return err
 }
 
-// Keep heartbeats the lease while work runs: it calls Extend every third of
-// the lease and returns a context derived from ctx that is cancelled, with
-// context.Cause ErrLost, as soon as the lease is lost, or when Redis could not
-// be reached for longer than a lease (ownership can no longer be proven).
-// The work must watch that context and stop writing when it ends.
+// Keep heartbeats the lease while work runs and returns a context derived
+// from ctx that ends when the work must stop writing:
 //
-// Call stop, which waits for a heartbeat in flight to end, before Complete
-// or Release; stop is idempotent. The heartbeat is a timer, not a
-// goroutine: work that ends before the first heartbeat (a third of the
-// lease) costs one timer and a context, nothing else.
+//   - at the holder's Deadline, with context.Cause matching ErrLost (and
+//     ErrUnavailable when the last heartbeat failed for want of Redis): no
+//     Extend since Begin or the last successful Extend was sent has been
+//     confirmed in time, so ownership can no longer be proven. A timer
+//     fires at the deadline, whether a heartbeat is in flight or not, so
+//     the work stops before another owner can acquire the stage (given a
+//     margin larger than the clock drift and the time to stop);
+//   - as soon as a heartbeat finds the lease lost (cause ErrLost);
+//   - when ctx ends.
+//
+// The heartbeat calls Extend a third of the lease after the send time of
+// Begin or of the last successful Extend, and again half that interval
+// after a failed one; each success moves the deadline to its own send time
+// plus the lease minus the margin. The work must watch the context.
+//
+// Call stop, which waits for a heartbeat in flight to end (at most the
+// store's Timeout), before Complete or Release; stop is idempotent. The
+// heartbeat and the deadline are timers, not goroutines: work that ends
+// before the first heartbeat costs two timers and a context, nothing else.
 func (l *Lease) Keep(ctx context.Context) (work context.Context, stop func()) {
 	work, cancel := context.WithCancelCause(ctx)
-	k := &keeper{lease: l, work: work, cancel: cancel, every: l.store.cfg.Lease / 3, lastOK: time.Now()}
+	k := &keeper{lease: l, work: work, cancel: cancel, every: l.store.cfg.Lease / 3}
+	l.mu.Lock()
+	sent := l.sent
+	l.mu.Unlock()
 	k.mu.Lock()
-	k.timer = time.AfterFunc(k.every, k.beat)
+	k.deadline = time.AfterFunc(time.Until(l.Deadline()), k.expire)
+	k.timer = time.AfterFunc(time.Until(sent.Add(k.every)), k.beat)
 	k.mu.Unlock()
 	var once sync.Once
 	return work, func() { once.Do(k.stop) }
 }
 
-// keeper is one Keep: a timer whose callback extends the lease and sets
-// itself again.
+// keeper is one Keep: a heartbeat timer whose callback extends the lease
+// and sets itself again, and a deadline timer that ends the work.
 type keeper struct {
 	lease  *Lease
 	work   context.Context
 	cancel context.CancelCauseFunc
 	every  time.Duration
 
-	mu      sync.Mutex // held by a heartbeat while it runs, so stop can wait for it
-	timer   *time.Timer
-	stopped bool
-	lastOK  time.Time // last successful Extend (or the start)
+	mu       sync.Mutex // held by a heartbeat while it runs, so stop can wait for it
+	timer    *time.Timer
+	deadline *time.Timer // fires expire at the lease's Deadline; never waits for mu
+	stopped  bool
+	lastErr  atomic.Pointer[error] // the last failed heartbeat's error, for expire
 }
 
 // beat is one heartbeat; it runs on the timer's goroutine.
@@ -149,18 +189,35 @@ func (k *keeper) beat() {
 	}
 	err := k.lease.Extend(k.work)
 	switch {
-	case err == nil:
-		k.lastOK = time.Now()
-	case k.lease.ended.Load(): // completed or released meanwhile
+	case k.work.Err() != nil, k.lease.ended.Load(): // deadline, ctx, or completed or released meanwhile
 		return
+	case err == nil:
+		k.lastErr.Store(nil)
+		k.deadline.Reset(time.Until(k.lease.Deadline()))
+		k.lease.mu.Lock()
+		next := k.lease.sent.Add(k.every)
+		k.lease.mu.Unlock()
+		k.timer.Reset(time.Until(next))
 	case errors.Is(err, ErrLost):
 		k.cancel(err)
-		return
-	case time.Since(k.lastOK) >= k.lease.store.cfg.Lease:
-		k.cancel(fmt.Errorf("%w: no heartbeat for %s: %w", ErrLost, time.Since(k.lastOK).Round(time.Millisecond), err))
+	default:
+		k.lastErr.Store(&err)
+		k.timer.Reset(k.every / 2)
+	}
+}
+
+// expire ends the work at the lease's deadline. It runs on the deadline
+// timer's goroutine and takes no lock a heartbeat holds.
+func (k *keeper) expire() {
+	if k.lease.ended.Load() { // completed or released: nothing left to stop
 		return
 	}
-	k.timer.Reset(k.every)
+	past := time.Since(k.lease.Deadline()).Round(time.Millisecond)
+	if p := k.lastErr.Load(); p != nil {
+		k.cancel(fmt.Errorf("%w: lease deadline passed %s ago without a renewal: %w", ErrLost, past, *p))
+		return
+	}
+	k.cancel(fmt.Errorf("%w: lease deadline passed %s ago without a renewal", ErrLost, past))
 }
 
 // stop ends the heartbeat: it waits for one in flight, then cancels work's
@@ -169,6 +226,7 @@ func (k *keeper) stop() {
 	k.mu.Lock()
 	k.stopped = true
 	k.timer.Stop()
+	k.deadline.Stop()
 	k.mu.Unlock()
 	k.cancel(nil)
 }

@@ -16,6 +16,13 @@ type Config struct {
 	// Lease is how long an owner holds a stage before another Begin may take
 	// it over. Default 30s. Long work keeps it alive with Lease.Keep.
 	Lease time.Duration
+	// Margin is how long before its lease could end, counted from the send
+	// time of its last successful Begin or Extend, a holder's work is
+	// cancelled (Lease.Deadline, Lease.Keep). It covers the clock drift
+	// between this process and Redis TIME and the time the work needs to
+	// stop. Default a tenth of the lease, at least 100ms, at most half the
+	// lease; a Margin not shorter than Lease takes the default.
+	Margin time.Duration
 	// Retention is the minimum TTL of the operation's hash, raised on Begin
 	// and Complete, never shortened. Default 24h.
 	Retention time.Duration
@@ -42,6 +49,9 @@ func New(rdb redis.Scripter, cfg Config) *Store {
 	if cfg.Lease <= 0 {
 		cfg.Lease = 30 * time.Second
 	}
+	if cfg.Margin <= 0 || cfg.Margin >= cfg.Lease {
+		cfg.Margin = defaultMargin(cfg.Lease)
+	}
 	if cfg.Retention <= 0 {
 		cfg.Retention = 24 * time.Hour
 	}
@@ -56,6 +66,11 @@ func New(rdb redis.Scripter, cfg Config) *Store {
 		release:  redis.NewScript(lua.Release()),
 		extend:   redis.NewScript(lua.Extend()),
 	}
+}
+
+// defaultMargin is a tenth of lease, at least 100ms, at most half of lease.
+func defaultMargin(lease time.Duration) time.Duration {
+	return min(max(lease/10, 100*time.Millisecond), lease/2)
 }
 
 // LeaseDuration returns the lease length this store asks for.
@@ -115,9 +130,13 @@ func (s *Store) Begin(ctx context.Context, k Key, stage, fingerprint string) (Cl
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
+	sent := time.Now() // at or before the send: the lease's deadline counts from it
 	res, err := s.begin.Run(ctx, s.rdb, []string{k.String()},
 		stage, owner, fingerprint, s.cfg.Lease.Milliseconds(), s.cfg.Retention.Milliseconds()).Slice()
 	claim, err := s.parseBegin(k, stage, owner, res, err)
+	if claim.Lease != nil {
+		claim.Lease.sent = sent
+	}
 	s.observe(OpBegin, stage, beginOutcome(claim, err), start, err)
 	return claim, err
 }

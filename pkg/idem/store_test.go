@@ -293,8 +293,10 @@ func TestKeepStopsQuietlyAfterComplete(t *testing.T) {
 func TestKeepCancelsWhenRedisStopsAnswering(t *testing.T) {
 	t.Parallel()
 	rdb, cmd := privateRedis(t)
-	const lease = 300 * time.Millisecond
-	s := idem.New(rdb, idem.Config{Lease: lease, Timeout: 50 * time.Millisecond})
+	// The heartbeat at 200ms fails after its 150ms timeout, before the
+	// deadline at 500ms.
+	const lease = 600 * time.Millisecond
+	s := idem.New(rdb, idem.Config{Lease: lease, Timeout: 150 * time.Millisecond})
 	c := begin(t, s, newKey(t), "charge", "fp")
 	work, stop := c.Lease.Keep(context.Background())
 	defer stop()
@@ -316,7 +318,7 @@ func TestKeepStopWaitsForTheHeartbeatInFlight(t *testing.T) {
 	t.Parallel()
 	rdb, cmd := privateRedis(t)
 	var extends atomic.Int32
-	s := idem.New(rdb, idem.Config{Lease: 300 * time.Millisecond, Timeout: time.Second,
+	s := idem.New(rdb, idem.Config{Lease: 3 * time.Second, Timeout: time.Second,
 		Observe: func(e idem.Event) {
 			if e.Op == idem.OpExtend {
 				extends.Add(1)
@@ -327,9 +329,10 @@ func TestKeepStopWaitsForTheHeartbeatInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, stop := c.Lease.Keep(context.Background())
-	// The first heartbeat is due after 100ms and then hangs on the frozen
-	// Redis for its 1s timeout; stop is called while it hangs.
-	time.Sleep(400 * time.Millisecond)
+	// The first heartbeat is due after 1s and then hangs on the frozen
+	// Redis for its 1s timeout (the deadline, at 2.7s, comes later); stop
+	// is called while it hangs.
+	time.Sleep(1300 * time.Millisecond)
 	stop()
 	if n := extends.Load(); n != 1 {
 		t.Fatalf("stop returned with %d heartbeats finished, want the one in flight (1)", n)
@@ -337,7 +340,7 @@ func TestKeepStopWaitsForTheHeartbeatInFlight(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond) // five heartbeat intervals
+	time.Sleep(1500 * time.Millisecond) // more than a heartbeat interval
 	if n := extends.Load(); n != 1 {
 		t.Fatalf("%d heartbeats after stop returned, want none", n-1)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/oncepay/oncepay/pkg/idem/naive"
 	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/pkg/service/envconf"
+	"github.com/oncepay/oncepay/pkg/service/pgpool"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/redis/go-redis/v9"
 )
@@ -25,6 +26,9 @@ type config struct {
 	DatabaseURL string // DATABASE_URL, required
 	AMQPURL     string // AMQP_URL, required
 	PSPURL      string // PSP_URL, required
+	// PG is the session timeouts of the database pool (PG_STATEMENT_TIMEOUT,
+	// PG_LOCK_TIMEOUT, PG_IDLE_IN_TRANSACTION_TIMEOUT; pgpool.Defaults).
+	PG pgpool.Timeouts
 
 	Exchange      string          // AMQP_EXCHANGE, default payments
 	Queue         string          // AMQP_QUEUE, default payments.charge; base of the retry and dead-letter names
@@ -50,6 +54,10 @@ type config struct {
 	ReconcileAfter    time.Duration
 	ReconcileInterval time.Duration
 	ReconcileBatch    int
+	// MaxHold (WORKER_MAX_HOLD, default four IDEM_LEASEs) bounds how long
+	// one delivery works under the charge stage, heartbeat or not; past it
+	// the work is cancelled, the stage released and the delivery retried.
+	MaxHold time.Duration
 	// Strategy is IDEM_STRATEGY: oncepay (the default, the real boundary)
 	// or a comparison strategy, for demonstrations only.
 	Strategy naive.Strategy
@@ -73,6 +81,7 @@ func loadConfig(getenv func(string) string, hostname string) (config, error) {
 		DatabaseURL: p.String("DATABASE_URL", ""),
 		AMQPURL:     p.String("AMQP_URL", ""),
 		PSPURL:      p.String("PSP_URL", ""),
+		PG:          pgpool.Read(p, ""),
 
 		Exchange:      p.String("AMQP_EXCHANGE", message.DefaultExchange),
 		Queue:         p.String("AMQP_QUEUE", message.DefaultQueue),
@@ -100,6 +109,7 @@ func loadConfig(getenv func(string) string, hostname string) (config, error) {
 		LogLevel:      p.Level("LOG_LEVEL", slog.LevelInfo),
 		PprofAddr:     p.String("WORKER_PPROF_ADDR", ""),
 	}
+	c.MaxHold = p.Duration("WORKER_MAX_HOLD", 4*c.Lease)
 	if _, _, err := net.SplitHostPort(c.PprofAddr); c.PprofAddr != "" && err != nil {
 		p.Fail("WORKER_PPROF_ADDR", "want host:port")
 	}
@@ -134,6 +144,7 @@ func loadConfig(getenv func(string) string, hostname string) (config, error) {
 		{"AMQP_RECONNECT_INTERVAL", c.ReconnectInterval}, {"IDEM_LEASE", c.Lease}, {"IDEM_RETENTION", c.Retention},
 		{"IDEM_TIMEOUT", c.IdemTimeout}, {"PSP_TIMEOUT", c.PSPTimeout}, {"SHUTDOWN_GRACE", c.ShutdownGrace},
 		{"WORKER_RECONCILE_AFTER", c.ReconcileAfter}, {"WORKER_RECONCILE_INTERVAL", c.ReconcileInterval},
+		{"WORKER_MAX_HOLD", c.MaxHold},
 	} {
 		if d.v <= 0 && !p.Failed(d.name) {
 			p.Fail(d.name, "must be positive")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/oncepay/oncepay/pkg/idem/naive"
+	"github.com/oncepay/oncepay/pkg/service/pgpool"
 )
 
 func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -36,6 +37,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 		PSPTimeout: 5 * time.Second, EndRetry: 5 * time.Second, ShutdownGrace: 20 * time.Second, Instance: "host-1",
 		LogLevel: slog.LevelInfo, Strategy: naive.StrategyOncepay,
 		ReconcileAfter: 5 * time.Minute, ReconcileInterval: 30 * time.Second, ReconcileBatch: 100,
+		MaxHold: time.Minute, // four leases
+		PG:      pgpool.Timeouts{Statement: 10 * time.Second, Lock: 2 * time.Second, IdleInTransaction: 30 * time.Second},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
@@ -50,7 +53,8 @@ func TestLoadConfigOverrides(t *testing.T) {
 		"AMQP_DELIVERY_LIMIT": "5", "IDEM_LEASE": "2s", "IDEM_RETENTION": "1h",
 		"IDEM_TIMEOUT": "200ms", "PSP_TIMEOUT": "1s", "SHUTDOWN_GRACE": "3s", "WORKER_INSTANCE": "w1",
 		"LOG_LEVEL": "debug", "AMQP_RECONNECT_INTERVAL": "250ms", "AMQP_RECONNECT_ATTEMPTS": "7",
-		"IDEM_STRATEGY": "api-only", "IDEM_END_RETRY": "0s",
+		"IDEM_STRATEGY": "api-only", "IDEM_END_RETRY": "0s", "WORKER_MAX_HOLD": "90s",
+		"PG_STATEMENT_TIMEOUT": "1s", "PG_LOCK_TIMEOUT": "0", "PG_IDLE_IN_TRANSACTION_TIMEOUT": "5s",
 	} {
 		env[k] = v
 	}
@@ -63,7 +67,8 @@ func TestLoadConfigOverrides(t *testing.T) {
 	}
 	if got.Instance != "w1" || got.Prefetch != 4 || got.Concurrency != 2 || got.LogLevel != slog.LevelDebug ||
 		got.ReconnectAttempts != 7 || got.Lease != 2*time.Second || got.Queue != "q" || got.Strategy != naive.StrategyAPIOnly ||
-		got.EndRetry != 0 {
+		got.EndRetry != 0 || got.MaxHold != 90*time.Second ||
+		got.PG != (pgpool.Timeouts{Statement: time.Second, IdleInTransaction: 5 * time.Second}) {
 		t.Errorf("config = %+v", got)
 	}
 }
@@ -73,7 +78,7 @@ func TestLoadConfigReportsEveryProblem(t *testing.T) {
 		"DATABASE_URL": "::not a url", "AMQP_URL": "http://x", "PSP_URL": "ftp://x",
 		"WORKER_PREFETCH": "0", "WORKER_CONCURRENCY": "x", "WORKER_RETRY_DELAYS": "5s,1s",
 		"IDEM_LEASE": "soon", "SHUTDOWN_GRACE": "-1s", "LOG_LEVEL": "loud", "WORKER_INSTANCE": "",
-		"IDEM_STRATEGY": "yolo", "IDEM_END_RETRY": "-1s",
+		"IDEM_STRATEGY": "yolo", "IDEM_END_RETRY": "-1s", "WORKER_MAX_HOLD": "0s", "PG_LOCK_TIMEOUT": "-1s",
 	}
 	_, err := loadConfig(envOf(env), "")
 	if err == nil {
@@ -83,6 +88,7 @@ func TestLoadConfigReportsEveryProblem(t *testing.T) {
 		"REDIS_URL is required", "DATABASE_URL is not a valid URL", "AMQP_URL is not a valid URL",
 		"PSP_URL is not a valid URL", "WORKER_PREFETCH", "WORKER_CONCURRENCY", "WORKER_RETRY_DELAYS must be strictly increasing",
 		"IDEM_LEASE", "SHUTDOWN_GRACE must be positive", "LOG_LEVEL", "WORKER_INSTANCE", "IDEM_END_RETRY must not be negative",
+		"WORKER_MAX_HOLD must be positive", "PG_LOCK_TIMEOUT",
 		`IDEM_STRATEGY "yolo" is not a strategy (oncepay, get-then-set, setnx-marker, lock-then-check, api-only, no-backstop, off)`,
 	} {
 		if !strings.Contains(err.Error(), want) {

@@ -14,9 +14,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncepay/oncepay/pkg/idem"
 	"github.com/oncepay/oncepay/pkg/message"
+	"github.com/oncepay/oncepay/pkg/service/pgpool"
 	"github.com/oncepay/oncepay/pkg/service/pprofserve"
 	"github.com/oncepay/oncepay/services/psp/pspclient"
 	"github.com/prometheus/client_golang/prometheus"
@@ -79,7 +79,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		go warnLoudly(ctx, log, cfg.Strategy, time.Minute)
 	}
 
-	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+	pool, err := pgpool.New(ctx, cfg.DatabaseURL, cfg.PG)
 	if err != nil {
 		return fmt.Errorf("postgres pool: %w", err)
 	}
@@ -110,7 +110,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	handler := charge.NewHandler(charge.Deps{
 		Boundary: boundary, PSPKey: pspKey, Payments: pays, PSP: psp, PSPTimeout: cfg.PSPTimeout,
-		EndRetry: cfg.EndRetry, Instance: cfg.Instance, Log: log, Metrics: m,
+		EndRetry: cfg.EndRetry, MaxHold: cfg.MaxHold, Instance: cfg.Instance, Log: log, Metrics: m,
 	})
 	loop := consumer.New(loopConfig(cfg, topo), consumer.Deps{
 		Handler: handler, Channel: cons, Publisher: cons.Publisher, Guard: cons.Guard, Log: log, Metrics: m,

@@ -23,7 +23,8 @@ import (
 func startAPIOnPrivateRedis(t *testing.T, env map[string]string) (*api, *testenv.RedisServer, *redis.Client) {
 	t.Helper()
 	srv := testenv.StartRedis(t)
-	e := map[string]string{"REDIS_URL": srv.URL(0)}
+	// PG_LOCK_TIMEOUT 0: a request waits on a key the test holds for as long as it holds it.
+	e := map[string]string{"REDIS_URL": srv.URL(0), "PG_LOCK_TIMEOUT": "0"}
 	for k, v := range env {
 		e[k] = v
 	}

@@ -8,9 +8,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncepay/oncepay/pkg/idem"
 	"github.com/oncepay/oncepay/pkg/message"
+	"github.com/oncepay/oncepay/pkg/service/pgpool"
 	"github.com/oncepay/oncepay/pkg/service/pprofserve"
 	"github.com/oncepay/oncepay/services/api/internal/auth"
 	"github.com/oncepay/oncepay/services/api/internal/config"
@@ -18,7 +18,6 @@ import (
 	"github.com/oncepay/oncepay/services/api/internal/metrics"
 	"github.com/oncepay/oncepay/services/api/internal/outbox"
 	"github.com/oncepay/oncepay/services/api/internal/payments"
-	"github.com/oncepay/oncepay/services/api/migrations"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
@@ -42,19 +41,18 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+	if cfg.MigrateOnStart {
+		// On a pool of its own, without the serving timeouts: a migration
+		// may run long, or wait for another replica's.
+		if err := migrate(ctx, cfg.DatabaseURL, log); err != nil {
+			ln.Close()
+			return err
+		}
+	}
+	pool, err := pgpool.New(ctx, cfg.DatabaseURL, cfg.PG)
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("postgres pool: %w", err)
-	}
-	if cfg.MigrateOnStart {
-		applied, err := migrations.Apply(ctx, pool)
-		if err != nil {
-			ln.Close()
-			pool.Close()
-			return err
-		}
-		log.Info("migrations applied", "versions", applied)
 	}
 
 	redisOpt, err := redis.ParseURL(cfg.RedisURL)

@@ -66,7 +66,8 @@ func waitForLockWait(t *testing.T, a *api) {
 // 202, and run returns well within SHUTDOWN_GRACE.
 func TestGracefulShutdown(t *testing.T) {
 	t.Parallel()
-	a := startAPI(t, apiOptions{env: map[string]string{"SHUTDOWN_GRACE": "10s", "SHUTDOWN_DELAY": "1s"}})
+	// PG_LOCK_TIMEOUT 0: the request waits on the held key as long as the test holds it.
+	a := startAPI(t, apiOptions{env: map[string]string{"SHUTDOWN_GRACE": "10s", "SHUTDOWN_DELAY": "1s", "PG_LOCK_TIMEOUT": "0"}})
 	key := testenv.Name(t, "slow")
 	tx := holdKey(t, a, a.merchantA, key)
 	slow := postAsync(a, a.merchantA, key)
@@ -125,7 +126,7 @@ func TestGracefulShutdown(t *testing.T) {
 func TestShutdownGraceBoundsExit(t *testing.T) {
 	t.Parallel()
 	const grace = 2 * time.Second
-	a := startAPI(t, apiOptions{env: map[string]string{"SHUTDOWN_GRACE": grace.String()}})
+	a := startAPI(t, apiOptions{env: map[string]string{"SHUTDOWN_GRACE": grace.String(), "PG_LOCK_TIMEOUT": "0"}}) // stuck past the grace
 	key := testenv.Name(t, "stuck")
 	holdKey(t, a, a.merchantA, key)
 	stuck := postAsync(a, a.merchantA, key)

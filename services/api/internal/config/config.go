@@ -18,6 +18,7 @@ import (
 	"github.com/oncepay/oncepay/pkg/idem/naive"
 	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/pkg/service/envconf"
+	"github.com/oncepay/oncepay/pkg/service/pgpool"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/redis/go-redis/v9"
 )
@@ -31,6 +32,9 @@ type Serve struct {
 	// Merchants maps merchant id to API key (API_MERCHANT_KEYS). Both are
 	// unique: no merchant twice, no key shared by two merchants.
 	Merchants map[string]string
+	// PG is the session timeouts of the database pool (PG_STATEMENT_TIMEOUT,
+	// PG_LOCK_TIMEOUT, PG_IDLE_IN_TRANSACTION_TIMEOUT; pgpool.Defaults).
+	PG pgpool.Timeouts
 
 	IdemLease     time.Duration // IDEM_LEASE
 	IdemRetention time.Duration // IDEM_RETENTION
@@ -84,6 +88,7 @@ func LoadServe(getenv func(string) string, hostname string) (Serve, error) {
 		RedisURL:          required(p, "REDIS_URL"),
 		DatabaseURL:       required(p, "DATABASE_URL"),
 		AMQPURL:           required(p, "AMQP_URL"),
+		PG:                pgpool.Read(p, ""),
 		IdemLease:         duration(p, "IDEM_LEASE", 10*time.Second),
 		IdemRetention:     duration(p, "IDEM_RETENTION", 24*time.Hour),
 		IdemTimeout:       duration(p, "IDEM_TIMEOUT", 500*time.Millisecond),
@@ -169,6 +174,9 @@ func (c Serve) LogValue() slog.Value {
 		slog.String("database_url", redact(c.DatabaseURL)),
 		slog.String("amqp_url", redact(c.AMQPURL)),
 		slog.Any("merchants", ids),
+		slog.String("pg_statement_timeout", c.PG.Statement.String()),
+		slog.String("pg_lock_timeout", c.PG.Lock.String()),
+		slog.String("pg_idle_in_transaction_timeout", c.PG.IdleInTransaction.String()),
 		slog.String("idem_lease", c.IdemLease.String()),
 		slog.String("idem_retention", c.IdemRetention.String()),
 		slog.String("idem_timeout", c.IdemTimeout.String()),

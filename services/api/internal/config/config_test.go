@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/oncepay/oncepay/pkg/idem/naive"
+	"github.com/oncepay/oncepay/pkg/service/pgpool"
 	"github.com/oncepay/oncepay/services/api/internal/config"
 )
 
@@ -43,6 +44,7 @@ func TestLoadServeDefaults(t *testing.T) {
 		DatabaseURL:       "postgres://u:secret@127.0.0.1:5432/db",
 		AMQPURL:           "amqp://guest:guest@127.0.0.1:5672/",
 		Merchants:         map[string]string{"merchant_a": keyA, "merchant_b": keyB},
+		PG:                pgpool.Timeouts{Statement: 10 * time.Second, Lock: 2 * time.Second, IdleInTransaction: 30 * time.Second},
 		IdemLease:         10 * time.Second,
 		IdemRetention:     24 * time.Hour,
 		IdemTimeout:       500 * time.Millisecond,
@@ -74,6 +76,7 @@ func TestLoadServeOverrides(t *testing.T) {
 		"API_INSTANCE": "api-7", "LOG_LEVEL": "debug", "IDEM_STRATEGY": "get-then-set",
 		"API_MERCHANT_KEYS": " m-1 = 0123456789abcdef ", "IDEM_END_RETRY": "0s",
 		"OUTBOX_SWEEP_INTERVAL": "0s", "OUTBOX_SWEEP_AGE": "5s", "OUTBOX_SWEEP_LIMIT": "7",
+		"PG_STATEMENT_TIMEOUT": "3s", "PG_LOCK_TIMEOUT": "0s", "PG_IDLE_IN_TRANSACTION_TIMEOUT": "1m",
 	}), "host-1")
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +84,8 @@ func TestLoadServeOverrides(t *testing.T) {
 	if got.ListenAddr != ":0" || got.IdemLease != 2*time.Second || got.RelayAge != 0 ||
 		got.ShutdownDelay != time.Second || !got.MigrateOnStart || got.Instance != "api-7" ||
 		got.LogLevel != slog.LevelDebug || got.AMQPExchange != "payments-test" || got.IdemStrategy != naive.StrategyGetThenSet ||
-		got.IdemEndRetry != 0 || got.SweepInterval != 0 || got.SweepAge != 5*time.Second || got.SweepLimit != 7 {
+		got.IdemEndRetry != 0 || got.SweepInterval != 0 || got.SweepAge != 5*time.Second || got.SweepLimit != 7 ||
+		got.PG != (pgpool.Timeouts{Statement: 3 * time.Second, IdleInTransaction: time.Minute}) {
 		t.Errorf("overrides not applied: %+v", got)
 	}
 	if diff := cmp.Diff(map[string]string{"m-1": "0123456789abcdef"}, got.Merchants); diff != "" {

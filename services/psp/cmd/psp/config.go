@@ -11,13 +11,17 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/oncepay/oncepay/pkg/service/envconf"
+	"github.com/oncepay/oncepay/pkg/service/pgpool"
 	"github.com/oncepay/oncepay/services/psp/internal/faults"
 )
 
 // config is everything psp reads from its environment, read once by run.
 type config struct {
-	ListenAddr     string        // PSP_LISTEN_ADDR, default 127.0.0.1:8090
-	DatabaseURL    string        // PSP_DATABASE_URL, required
+	ListenAddr  string // PSP_LISTEN_ADDR, default 127.0.0.1:8090
+	DatabaseURL string // PSP_DATABASE_URL, required
+	// PG is the session timeouts of the database pool (PSP_PG_STATEMENT_TIMEOUT,
+	// PSP_PG_LOCK_TIMEOUT, PSP_PG_IDLE_IN_TRANSACTION_TIMEOUT; pgpool.Defaults).
+	PG             pgpool.Timeouts
 	Knobs          faults.Knobs  // PSP_LATENCY, PSP_LATENCY_JITTER, PSP_*_RATE, PSP_IDEMPOTENCY, PSP_SEED
 	ShutdownGrace  time.Duration // PSP_SHUTDOWN_GRACE, default 10s
 	MigrateOnStart bool          // PSP_MIGRATE_ON_START, default true
@@ -43,6 +47,7 @@ func loadConfig(getenv func(string) string, now time.Time) (config, error) {
 	c := config{
 		ListenAddr:     p.String("PSP_LISTEN_ADDR", "127.0.0.1:8090"),
 		DatabaseURL:    p.String("PSP_DATABASE_URL", ""),
+		PG:             pgpool.Read(p, "PSP_"),
 		ShutdownGrace:  p.Duration("PSP_SHUTDOWN_GRACE", 10*time.Second),
 		MigrateOnStart: p.Bool("PSP_MIGRATE_ON_START", true),
 		LogLevel:       p.Level("LOG_LEVEL", slog.LevelInfo),

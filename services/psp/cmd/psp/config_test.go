@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/oncepay/oncepay/pkg/service/pgpool"
 	"github.com/oncepay/oncepay/services/psp/internal/faults"
 )
 
@@ -29,6 +30,7 @@ func TestLoadConfig(t *testing.T) {
 			want: config{
 				ListenAddr:     "127.0.0.1:8090",
 				DatabaseURL:    "postgres://u:p@db:5432/psp",
+				PG:             pgpool.Defaults(),
 				Knobs:          faults.Knobs{LatencyMS: 20, LatencyJitterMS: 10, Idempotency: true, Seed: now.UnixNano()},
 				ShutdownGrace:  10 * time.Second,
 				MigrateOnStart: true,
@@ -42,10 +44,12 @@ func TestLoadConfig(t *testing.T) {
 				"PSP_LATENCY": "1s", "PSP_LATENCY_JITTER": "0", "PSP_FAIL_BEFORE_RATE": "0.1",
 				"PSP_FAIL_AFTER_RATE": "0.2", "PSP_ERROR_RATE": "1", "PSP_IDEMPOTENCY": "false",
 				"PSP_SEED": "-3", "PSP_SHUTDOWN_GRACE": "2s", "PSP_MIGRATE_ON_START": "0", "LOG_LEVEL": "debug",
+				"PSP_PG_STATEMENT_TIMEOUT": "1s", "PSP_PG_LOCK_TIMEOUT": "0", "PSP_PG_IDLE_IN_TRANSACTION_TIMEOUT": "5s",
 			},
 			want: config{
 				ListenAddr:  ":9000",
 				DatabaseURL: "postgres://db/psp",
+				PG:          pgpool.Timeouts{Statement: time.Second, IdleInTransaction: 5 * time.Second},
 				Knobs: faults.Knobs{LatencyMS: 1000, LatencyJitterMS: 0, FailBeforeRate: 0.1, FailAfterRate: 0.2,
 					ErrorRate: 1, Idempotency: false, Seed: -3},
 				ShutdownGrace:  2 * time.Second,

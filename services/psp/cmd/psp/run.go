@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/oncepay/oncepay/pkg/service/pgpool"
 	"github.com/oncepay/oncepay/services/psp/internal/faults"
 	"github.com/oncepay/oncepay/services/psp/internal/httpapi"
 	"github.com/oncepay/oncepay/services/psp/internal/ledger"
@@ -49,21 +50,32 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	log := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
 
-	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
-	if err != nil {
-		return fmt.Errorf("postgres pool: %w", err)
-	}
-	defer pool.Close()
-
 	if cmd == "migrate" || cfg.MigrateOnStart {
-		if _, err := migrations.Apply(ctx, pool, log); err != nil {
+		if err := migrate(ctx, cfg.DatabaseURL, log); err != nil {
 			return err
 		}
 	}
 	if cmd == "migrate" {
 		return nil
 	}
+	pool, err := pgpool.New(ctx, cfg.DatabaseURL, cfg.PG)
+	if err != nil {
+		return fmt.Errorf("postgres pool: %w", err)
+	}
+	defer pool.Close()
 	return serve(ctx, cfg, log, pool)
+}
+
+// migrate applies the migrations on a pool of its own, without the serving
+// timeouts: a migration may run long, or wait for another replica's.
+func migrate(ctx context.Context, databaseURL string, log *slog.Logger) error {
+	pool, err := pgxpool.New(ctx, databaseURL)
+	if err != nil {
+		return fmt.Errorf("postgres pool: %w", err)
+	}
+	defer pool.Close()
+	_, err = migrations.Apply(ctx, pool, log)
+	return err
 }
 
 // serve runs the HTTP server on cfg.ListenAddr until ctx ends.

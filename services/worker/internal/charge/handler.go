@@ -42,6 +42,11 @@ type Deps struct {
 	// could not be completed then goes to a delayed retry instead of being
 	// acked. Zero: one attempt.
 	EndRetry time.Duration
+	// MaxHold bounds the work done under one claim of the stage, however
+	// long the heartbeat keeps the lease: past it the work's context ends
+	// with cause ErrHoldExceeded, the stage is released and the delivery
+	// goes to a delayed retry. Zero: no bound.
+	MaxHold  time.Duration
 	Instance string // this worker, recorded with takeovers
 	Log      *slog.Logger
 	Metrics  *metrics.Metrics
@@ -50,6 +55,10 @@ type Deps struct {
 // Handler charges the payment of one payment.initiated message. It is a
 // consumer.Handler and safe for concurrent use.
 type Handler struct{ Deps }
+
+// ErrHoldExceeded is the cause of the work context's end when a delivery
+// held the charge stage for Deps.MaxHold.
+var ErrHoldExceeded = errors.New("charge stage held past the maximum hold")
 
 // NewHandler returns a Handler.
 func NewHandler(d Deps) *Handler { return &Handler{Deps: d} }
@@ -105,7 +114,10 @@ func (h *Handler) Handle(ctx context.Context, m consumer.Message) (string, error
 	}
 
 	work, stop := lease.Keep(ctx)
+	work, endHold := h.hold(work)
 	v := h.charge(work, log, msg)
+	held := errors.Is(context.Cause(work), ErrHoldExceeded)
+	endHold()
 	stop()
 	switch {
 	case v.result != nil:
@@ -127,12 +139,29 @@ func (h *Handler) Handle(ctx context.Context, m consumer.Message) (string, error
 	case lost(work):
 		log.Warn("lease lost; nothing written", "cause", context.Cause(work))
 		return metrics.LostLease, consumer.Retry(fmt.Errorf("charge %s: %w", msg.PaymentID, context.Cause(work)), 0)
+	case held:
+		// The work was cut off (a blocked query, a slow psp) while the
+		// lease was still ours: give the stage back and try again later.
+		log.Warn("charge stage held past the maximum hold; releasing it, retrying later", "max_hold", h.MaxHold.String())
+		if err := h.endLease(ctx, log, idem.OpRelease, lease.Release); err != nil {
+			log.Warn("stage not released; it frees up when the lease ends", "err", err)
+		}
+		return metrics.TransientRetry, consumer.Retry(fmt.Errorf("charge %s: %w", msg.PaymentID, ErrHoldExceeded), 0)
 	case v.release:
 		if err := h.endLease(ctx, log, idem.OpRelease, lease.Release); err != nil {
 			log.Warn("stage not released; it frees up when the lease ends", "err", err)
 		}
 	}
 	return v.outcome, v.err
+}
+
+// hold bounds work by MaxHold, with cause ErrHoldExceeded; call end when the
+// work is done.
+func (h *Handler) hold(work context.Context) (context.Context, context.CancelFunc) {
+	if h.MaxHold <= 0 {
+		return context.WithCancel(work)
+	}
+	return context.WithTimeoutCause(work, h.MaxHold, ErrHoldExceeded)
 }
 
 // endLease runs end (Complete or Release, named op) once; if Redis did not
@@ -160,7 +189,8 @@ func (h *Handler) endLease(ctx context.Context, log *slog.Logger, op idem.Op, en
 }
 
 // charge is the part of the work done under the lease: ctx ends, with cause
-// idem.ErrLost, when the lease is lost, and nothing is written after that.
+// idem.ErrLost, when the lease is lost, and nothing is written after that;
+// it ends with cause ErrHoldExceeded after MaxHold.
 func (h *Handler) charge(ctx context.Context, log *slog.Logger, msg Initiated) verdict {
 	p, err := h.Payments.Get(ctx, msg.PaymentID)
 	switch {
