@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/oncepay/oncepay/loadtest/record"
@@ -84,6 +85,10 @@ type Row struct {
 	Takeovers int `json:"takeovers"`
 	// Pass is the verifier's verdict.
 	Pass bool `json:"pass"`
+	// Histories is invariant 7's verdict on the clients' histories: ok,
+	// FAIL or UNKNOWN with the number of keys, "not checked", or "-" for a
+	// report without it. Its violations are not in Counts.
+	Histories string `json:"histories"`
 }
 
 // Summarize builds strategy's row from its run's report and client
@@ -100,8 +105,11 @@ func Summarize(strategy string, r verify.Report, attempts []record.Attempt, mark
 	}
 	for _, v := range r.Violations {
 		row.Kinds[v.Kind]++
-		row.Counts[ColumnOf(v.Kind)]++
+		if v.Invariant != 7 { // the histories column; a key there also broke a counted invariant, or only its history
+			row.Counts[ColumnOf(v.Kind)]++
+		}
 	}
+	row.Histories = histories(r.History)
 	row.Counts[StuckRecords] += r.Payments.DeadLettered + markers
 
 	accepted := map[string]bool{}
@@ -120,6 +128,19 @@ func Summarize(strategy string, r verify.Report, attempts []record.Attempt, mark
 	}
 	row.P99 = time.Duration(percentile(latencies, 0.99) * float64(time.Millisecond))
 	return row
+}
+
+// histories is invariant 7's cell.
+func histories(h verify.History) string {
+	switch {
+	case h.Unchecked != "":
+		return "not checked"
+	case h.Verdict == "":
+		return "-"
+	case len(h.Violations) == 0:
+		return fmt.Sprintf("ok (%d keys)", h.Partitions)
+	}
+	return fmt.Sprintf("%s (%d of %d keys)", strings.ToUpper(string(h.Verdict)), len(h.Violations), h.Partitions)
 }
 
 // Violations is the sum of the violation columns.
