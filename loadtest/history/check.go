@@ -192,7 +192,7 @@ func describeOps(p Partition, start time.Time) []string {
 		out = append(out, fmt.Sprintf("%s..%s %s: %s", at(op.Start), at(op.End), op.Client, Describe(op.In, op.Out)))
 	}
 	fin := p.Final
-	fin.Final = true
+	fin.Key, fin.Final = p.Key, true
 	out = append(out, Describe(fin, Output{}))
 	return out
 }

@@ -181,10 +181,11 @@ func partition(ops []porcupine.Operation) [][]porcupine.Operation {
 func Describe(in Input, out Output) string {
 	if in.Final {
 		var b strings.Builder
+		fmt.Fprintf(&b, "final read of %s: ", in.Key)
 		if in.Row == nil {
-			b.WriteString("final read: no payment row")
+			b.WriteString("no payment row")
 		} else {
-			fmt.Fprintf(&b, "final read: row %s %s amount %d fp %s answer %s", in.Row.ID, in.Row.Status, in.Row.Amount,
+			fmt.Fprintf(&b, "row %s %s amount %d fp %s answer %s", in.Row.ID, in.Row.Status, in.Row.Amount,
 				short(in.Row.Fingerprint), short(in.Row.ResponseSHA256))
 		}
 		fmt.Fprintf(&b, ", %d charge(s)", len(in.Charges))

@@ -26,7 +26,7 @@ func TestFromRecords(t *testing.T) {
 		t.Fatalf("partitions %+v, want m:a then m:k", parts)
 	}
 	k := parts[1]
-	if got := []Answer{k.Ops[0].Out.Answer, k.Ops[1].Out.Answer, k.Ops[2].Out.Answer}; (got[0] != AnswerAmbiguous || got[1] != AnswerOK || got[2] != AnswerBusy) {
+	if got := []Answer{k.Ops[0].Out.Answer, k.Ops[1].Out.Answer, k.Ops[2].Out.Answer}; got[0] != AnswerAmbiguous || got[1] != AnswerOK || got[2] != AnswerBusy {
 		t.Errorf("answers %v", got)
 	}
 	if c := k.Ops[2].Client; c != "vu7.2" {
