@@ -2,6 +2,7 @@ package history
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -177,5 +178,21 @@ func TestCheckCountsAndReportsViolatingPartitionsOnly(t *testing.T) {
 	}
 	if !strings.Contains(html.String(), "m:bad") || strings.Contains(html.String(), "m:good") {
 		t.Errorf("history.html does not show only the violating partition")
+	}
+}
+
+// TestCheckTimeoutFails: a partition porcupine cannot decide in time is
+// Unknown, and Unknown fails the check like Illegal.
+func TestCheckTimeoutFails(t *testing.T) {
+	t.Parallel()
+	var ops []Op
+	for i := range 40 { // 40 concurrent ambiguous attempts of different payloads
+		ops = append(ops, attempt(fmt.Sprint("c", i), 0, 100, fmt.Sprint("fp", i), cutOff))
+	}
+	// a row none of them can have written: deciding that means trying every order
+	p := Partition{Key: "m:k", Ops: ops, Final: row("pay_1", "fp-other", "b1", "pending")}
+	r := Check([]Partition{p}, Config{Timeout: 50 * time.Millisecond, Start: t0})
+	if r.Verdict != VerdictUnknown || len(r.Violations) != 1 || r.Violations[0].Verdict != VerdictUnknown {
+		t.Errorf("Check = %s with %+v, want unknown, reported as a violation", r.Verdict, r.Violations)
 	}
 }
