@@ -61,6 +61,16 @@ func TestSummarizeHistories(t *testing.T) {
 	if got.Histories != "ILLEGAL (1 of 40 keys)" || got.Violations() != 1 || got.Kinds[verify.KindNotLinearizable] != 1 {
 		t.Errorf("row = %+v: want histories ILLEGAL (1 of 40 keys), 1 counted violation, the kind listed", got)
 	}
+	if v := got.Verdict(); v != "CAUGHT: 1 violation(s), 1 key histories" {
+		t.Errorf("verdict %q", v)
+	}
+	only := report()
+	only.Violations = []verify.Violation{{Invariant: 7, Kind: verify.KindNotLinearizable}}
+	only.History.Verdict, only.History.Partitions = history.VerdictIllegal, 40
+	only.History.Violations = []history.Violation{{Key: "m:k", Verdict: history.VerdictIllegal}}
+	if v := Summarize("oncepay", only, nil, 0, time.Second).Verdict(); v != "CAUGHT: 1 key histories" {
+		t.Errorf("verdict of a run failing invariant 7 only: %q, want it caught", v)
+	}
 	ok := report()
 	ok.History.Verdict, ok.History.Partitions = history.VerdictOK, 40
 	if got := Summarize("oncepay", ok, nil, 0, time.Second).Histories; got != "ok (40 keys)" {

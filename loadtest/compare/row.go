@@ -89,6 +89,8 @@ type Row struct {
 	// FAIL or UNKNOWN with the number of keys, "not checked", or "-" for a
 	// report without it. Its violations are not in Counts.
 	Histories string `json:"histories"`
+	// IllegalHistories counts the keys whose history failed invariant 7.
+	IllegalHistories int `json:"illegal_histories"`
 }
 
 // Summarize builds strategy's row from its run's report and client
@@ -110,6 +112,7 @@ func Summarize(strategy string, r verify.Report, attempts []record.Attempt, mark
 		}
 	}
 	row.Histories = histories(r.History)
+	row.IllegalHistories = len(r.History.Violations)
 	row.Counts[StuckRecords] += r.Payments.DeadLettered + markers
 
 	accepted := map[string]bool{}
@@ -152,15 +155,22 @@ func (r Row) Violations() int {
 	return n
 }
 
-// Verdict says what the run showed: the violations it caught, or that it
+// Verdict says what the run showed: the violations it caught (invariant
+// 7's as the number of key histories that failed), or that it
 // caught none, which is not a proof of safety. A run in which no fault
 // landed proves nothing either way.
 func (r Row) Verdict() string {
 	if r.Kinds[verify.KindNothingLanded] > 0 {
 		return "run proved nothing: no fault landed"
 	}
-	if n := r.Violations(); n > 0 {
+	n, h := r.Violations(), r.IllegalHistories
+	switch {
+	case n > 0 && h > 0:
+		return fmt.Sprintf("CAUGHT: %d violation(s), %d key histories", n, h)
+	case n > 0:
 		return fmt.Sprintf("CAUGHT: %d violation(s)", n)
+	case h > 0:
+		return fmt.Sprintf("CAUGHT: %d key histories", h)
 	}
 	return "not caught this run"
 }
