@@ -142,6 +142,11 @@ demo: k6 ## up + 3 min k6 fault test + drain + invariant report and timeline (.r
 verify: ## check the last run's invariants again and rewrite its report (.run/demo[-RUNTIME])
 	RUNTIME=$(RUNTIME) DRAIN=$(DRAIN) loadtest/run verify
 
+.PHONY: repro
+repro: k6 ## rerun a recorded run's load and fault plan (RUN=.run/demo, its run.json) into RUN-repro; print both verdicts
+	@[[ -n "$(RUN)" ]] || { echo 'usage: make repro RUN=<run dir>' >&2; exit 2; }
+	REPRO_RUN=$(RUN) loadtest/run repro
+
 .PHONY: test-demo
 test-demo: k6 ## CI: a short fault run (60s load, 90s drain limit) that fails on any violation; stops the stack after
 	RUNTIME=$(RUNTIME) DURATION=60s RATE=30 DRAIN=90s loadtest/run chaos --down

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/oncepay/oncepay/loadtest/history"
 	"github.com/oncepay/oncepay/loadtest/record"
 	"github.com/oncepay/oncepay/loadtest/verify"
 )
@@ -50,6 +51,33 @@ func TestSummarize(t *testing.T) {
 	}
 }
 
+func TestSummarizeHistories(t *testing.T) {
+	t.Parallel()
+	r := report(verify.KindDoubleCharge)
+	r.Violations = append(r.Violations, verify.Violation{Invariant: 7, Kind: verify.KindNotLinearizable})
+	r.History.Verdict, r.History.Partitions = history.VerdictIllegal, 40
+	r.History.Violations = []history.Violation{{Key: "m:k", Verdict: history.VerdictIllegal}}
+	got := Summarize("api-only", r, nil, 0, time.Second)
+	if got.Histories != "ILLEGAL (1 of 40 keys)" || got.Violations() != 1 || got.Kinds[verify.KindNotLinearizable] != 1 {
+		t.Errorf("row = %+v: want histories ILLEGAL (1 of 40 keys), 1 counted violation, the kind listed", got)
+	}
+	if v := got.Verdict(); v != "CAUGHT: 1 violation(s), 1 key histories" {
+		t.Errorf("verdict %q", v)
+	}
+	only := report()
+	only.Violations = []verify.Violation{{Invariant: 7, Kind: verify.KindNotLinearizable}}
+	only.History.Verdict, only.History.Partitions = history.VerdictIllegal, 40
+	only.History.Violations = []history.Violation{{Key: "m:k", Verdict: history.VerdictIllegal}}
+	if v := Summarize("oncepay", only, nil, 0, time.Second).Verdict(); v != "CAUGHT: 1 key histories" {
+		t.Errorf("verdict of a run failing invariant 7 only: %q, want it caught", v)
+	}
+	ok := report()
+	ok.History.Verdict, ok.History.Partitions = history.VerdictOK, 40
+	if got := Summarize("oncepay", ok, nil, 0, time.Second).Histories; got != "ok (40 keys)" {
+		t.Errorf("histories of a clean run = %q", got)
+	}
+}
+
 func TestVerdictNeverSaysSafe(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -77,10 +105,10 @@ func TestTables(t *testing.T) {
 	if err := WriteMarkdown(&md, rows); err != nil {
 		t.Fatal(err)
 	}
-	want := "| strategy | double charges | payments lost | mismatched replays | stuck records | accepted/s | p99 | verdict |\n" +
-		"|---|---:|---:|---:|---:|---:|---:|---|\n" +
-		"| `oncepay` | 0 | 0 | 0 | 0 | 1.0 | 12ms | not caught this run |\n" +
-		"| `api-only` | 1 | 0 | 0 | 0 | 0.0 | 0s | CAUGHT: 1 violation(s) |\n"
+	want := "| strategy | double charges | payments lost | mismatched replays | stuck records | accepted/s | p99 | histories (7) | verdict |\n" +
+		"|---|---:|---:|---:|---:|---:|---:|---:|---|\n" +
+		"| `oncepay` | 0 | 0 | 0 | 0 | 1.0 | 12ms | - | not caught this run |\n" +
+		"| `api-only` | 1 | 0 | 0 | 0 | 0.0 | 0s | - | CAUGHT: 1 violation(s) |\n"
 	if diff := cmp.Diff(want, md.String()); diff != "" {
 		t.Errorf("markdown (-want +got):\n%s", diff)
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/oncepay/oncepay/loadtest/record"
@@ -84,6 +85,12 @@ type Row struct {
 	Takeovers int `json:"takeovers"`
 	// Pass is the verifier's verdict.
 	Pass bool `json:"pass"`
+	// Histories is invariant 7's verdict on the clients' histories: ok,
+	// FAIL or UNKNOWN with the number of keys, "not checked", or "-" for a
+	// report without it. Its violations are not in Counts.
+	Histories string `json:"histories"`
+	// IllegalHistories counts the keys whose history failed invariant 7.
+	IllegalHistories int `json:"illegal_histories"`
 }
 
 // Summarize builds strategy's row from its run's report and client
@@ -100,8 +107,12 @@ func Summarize(strategy string, r verify.Report, attempts []record.Attempt, mark
 	}
 	for _, v := range r.Violations {
 		row.Kinds[v.Kind]++
-		row.Counts[ColumnOf(v.Kind)]++
+		if v.Invariant != 7 { // the histories column; a key there also broke a counted invariant, or only its history
+			row.Counts[ColumnOf(v.Kind)]++
+		}
 	}
+	row.Histories = histories(r.History)
+	row.IllegalHistories = len(r.History.Violations)
 	row.Counts[StuckRecords] += r.Payments.DeadLettered + markers
 
 	accepted := map[string]bool{}
@@ -122,6 +133,19 @@ func Summarize(strategy string, r verify.Report, attempts []record.Attempt, mark
 	return row
 }
 
+// histories is invariant 7's cell.
+func histories(h verify.History) string {
+	switch {
+	case h.Unchecked != "":
+		return "not checked"
+	case h.Verdict == "":
+		return "-"
+	case len(h.Violations) == 0:
+		return fmt.Sprintf("ok (%d keys)", h.Partitions)
+	}
+	return fmt.Sprintf("%s (%d of %d keys)", strings.ToUpper(string(h.Verdict)), len(h.Violations), h.Partitions)
+}
+
 // Violations is the sum of the violation columns.
 func (r Row) Violations() int {
 	n := 0
@@ -131,15 +155,22 @@ func (r Row) Violations() int {
 	return n
 }
 
-// Verdict says what the run showed: the violations it caught, or that it
+// Verdict says what the run showed: the violations it caught (invariant
+// 7's as the number of key histories that failed), or that it
 // caught none, which is not a proof of safety. A run in which no fault
 // landed proves nothing either way.
 func (r Row) Verdict() string {
 	if r.Kinds[verify.KindNothingLanded] > 0 {
 		return "run proved nothing: no fault landed"
 	}
-	if n := r.Violations(); n > 0 {
+	n, h := r.Violations(), r.IllegalHistories
+	switch {
+	case n > 0 && h > 0:
+		return fmt.Sprintf("CAUGHT: %d violation(s), %d key histories", n, h)
+	case n > 0:
 		return fmt.Sprintf("CAUGHT: %d violation(s)", n)
+	case h > 0:
+		return fmt.Sprintf("CAUGHT: %d key histories", h)
 	}
 	return "not caught this run"
 }

@@ -22,7 +22,7 @@ func header(rows []Row) ([]string, []Column) {
 	for _, c := range cols {
 		titles = append(titles, string(c))
 	}
-	return append(titles, "accepted/s", "p99", "verdict"), cols
+	return append(titles, "accepted/s", "p99", "histories (7)", "verdict"), cols
 }
 
 func cells(r Row, cols []Column) []string {
@@ -30,7 +30,7 @@ func cells(r Row, cols []Column) []string {
 	for _, c := range cols {
 		out = append(out, fmt.Sprint(r.Counts[c]))
 	}
-	return append(out, fmt.Sprintf("%.1f", r.AcceptedPerSecond), r.P99.Round(time.Millisecond).String(), r.Verdict())
+	return append(out, fmt.Sprintf("%.1f", r.AcceptedPerSecond), r.P99.Round(time.Millisecond).String(), r.Histories, r.Verdict())
 }
 
 // WriteText writes rows as an aligned plain-text table.

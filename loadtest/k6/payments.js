@@ -2,9 +2,13 @@
 //
 // Scenarios, all at a constant arrival rate for DURATION:
 //   steady         RATE payments/s across both api replicas; REPLAY_RATIO of
-//                  them are sent again on purpose and must replay byte-identically
+//                  them are sent again on purpose and must replay byte-identically;
+//                  REUSE_RATIO of them reuse the key (see reuse)
 //   burst          BURST_SIZE concurrent duplicates of one request (http.batch)
-//   mismatch       a key reused with a changed amount must get 422
+//   race           one key sent by RACE_SIZE clients (VUs), at overlapping or
+//                  at different times
+//   mismatch       a key reused with a changed amount must get 422, then the
+//                  original's retry must replay
 //   crossmerchant  one key string used by two merchants: two payments
 //   faults         (FAULTS=1) follows the fault driver's schedule: kills,
 //                  RabbitMQ and Redis restarts, a Redis FLUSHALL
@@ -18,7 +22,7 @@ import { check, sleep } from 'k6';
 import exec from 'k6/execution';
 import { Counter, Rate, Trend } from 'k6/metrics';
 import { config } from './lib/config.js';
-import { pay, payConcurrently } from './lib/client.js';
+import { fingerprint, pay, payConcurrently } from './lib/client.js';
 import { mulberry32, seedOf } from './lib/rand.js';
 
 const completed = new Rate('payment_completed'); // a payment the client wanted got a 2xx
@@ -49,6 +53,10 @@ function scenarios() {
     burst: {
       executor: 'constant-arrival-rate', exec: 'burst', rate: 1, timeUnit: '2s', duration: D,
       preAllocatedVUs: 2, maxVUs: 30, gracefulStop: grace,
+    },
+    race: {
+      executor: 'constant-arrival-rate', exec: 'race', rate: config.raceSize, timeUnit: '1s', duration: D,
+      preAllocatedVUs: 4 * config.raceSize, maxVUs: 60, gracefulStop: grace,
     },
     mismatch: {
       executor: 'constant-arrival-rate', exec: 'mismatch', rate: 1, timeUnit: '3s', duration: D,
@@ -99,25 +107,48 @@ export function setup() {
   return { runID, steps };
 }
 
-function merchantOf(i) {
+export function merchantOf(i) {
   return config.merchants[i % config.merchants.length];
 }
 
-function request(scenario, merchant, key, amount, customer, note) {
-  return {
-    scenario, merchant, key, amount,
-    body: JSON.stringify({ amount, currency: 'EUR', customer_id: customer, description: note }),
-  };
+// request is one payment request; its body is canonical JSON (keys sorted,
+// no white space), so fp is the api's fingerprint of it.
+export function request(scenario, merchant, key, amount, customer, note) {
+  const body = JSON.stringify({ amount, currency: 'EUR', customer_id: customer, description: note });
+  return { scenario, merchant, key, amount, body, fp: fingerprint(body) };
+}
+
+// reused is request req with another payload (amount + 1) under its key.
+function reused(req) {
+  const p = JSON.parse(req.body);
+  return request(req.scenario, req.merchant, req.key, req.amount + 1, p.customer_id, p.description);
+}
+
+// reuse is the key-reuse pattern, after req was answered with first: the
+// same key with another payload must get 422, then the original's retry
+// must replay first byte for byte. Right after a loss of Redis's keys this
+// is what shows a key repaired to the later payload (a poisoned key).
+function reuse(req, first, rnd, replica) {
+  const second = pay(reused(req), rnd, { replica: replica + 1 });
+  check(second.res, {
+    'reuse: another payload on a used key gets 422': () => second.outcome === 'gave_up' || second.res.status === 422,
+  });
+  const again = pay(req, rnd, { replica: replica + 2 });
+  const same = again.outcome === 'ok' && again.rec.body_sha256 === first.rec.body_sha256;
+  if (again.outcome === 'ok') identical.add(same);
+  check(again.res, {
+    "reuse: the original's retry replays": () => again.outcome === 'gave_up' || (same && again.rec.replayed === true),
+  });
 }
 
 // amountOf draws an amount in minor units; about 2% are exactly 402, which
 // the psp declines (the payment ends failed, with no charge).
-function amountOf(rnd) {
+export function amountOf(rnd) {
   return rnd() < 0.02 ? 402 : 100 + Math.floor(rnd() * 99900);
 }
 
 // customerOf: about 2% start with "decline", which the psp declines too.
-function customerOf(rnd, i) {
+export function customerOf(rnd, i) {
   return rnd() < 0.02 ? `decline_cus_${i}` : `cus_${i % 997}`;
 }
 
@@ -129,13 +160,25 @@ function finish(r, timed = false) {
   if (timed && r.outcome === 'ok') latency.add(r.ms);
 }
 
+// steadyRequest is steady iteration i's request and whether it reuses its
+// key afterwards; both follow from the seed and i alone.
+export function steadyRequest(runID, i) {
+  const rnd = mulberry32(seedOf(config.seed, 'steady', i));
+  const req = request('steady', merchantOf(i), `${runID}-s-${i}`, amountOf(rnd), customerOf(rnd, i), `k6 steady ${i}`);
+  const reuseKey = mulberry32(seedOf(config.seed, 'reuse', i))() < config.reuseRatio;
+  return { req, rnd, reuseKey };
+}
+
 export function steady(data) {
   const i = exec.scenario.iterationInTest;
-  const rnd = mulberry32(seedOf(config.seed, 'steady', i));
-  const req = request('steady', merchantOf(i), `${data.runID}-s-${i}`, amountOf(rnd), customerOf(rnd, i), `k6 steady ${i}`);
+  const { req, rnd, reuseKey } = steadyRequest(data.runID, i);
   const r = pay(req, rnd, { replica: i });
   finish(r, true);
   check(r.res, { 'steady: 202 for a new payment': () => r.outcome !== 'ok' || r.res.status === 202 });
+  if (r.outcome === 'ok' && reuseKey) {
+    reuse(req, r, rnd, i);
+    return;
+  }
   if (r.outcome === 'ok' && rnd() < config.replayRatio) {
     const again = pay(req, rnd, { replica: i + 1 });
     if (again.outcome === 'ok') {
@@ -167,17 +210,37 @@ export function burst(data) {
   });
 }
 
+// raceRequest is race iteration i's request and when it is sent (ms after
+// the scenario start). Iterations come in groups of RACE_SIZE, one key per
+// group, each iteration on its own VU: half the groups send within 20 ms of
+// each other (overlapping), the others 0.7 s apart (one after another).
+export function raceRequest(runID, i) {
+  const size = config.raceSize;
+  const g = Math.floor(i / size);
+  const j = i % size;
+  const rnd = mulberry32(seedOf(config.seed, 'race', g));
+  const req = request('race', merchantOf(g), `${runID}-c-${g}`, amountOf(rnd), customerOf(rnd, g), `k6 race ${g}`);
+  const jitter = mulberry32(seedOf(config.seed, 'race', g, j));
+  const overlap = rnd() < 0.5;
+  const atMs = ((g + 1) * size - 1) * (1000 / size) + (overlap ? jitter() * 20 : j * 700 + jitter() * 200);
+  return { req, rnd: jitter, atMs, replica: j };
+}
+
+export function race(data) {
+  const { req, rnd, atMs, replica } = raceRequest(data.runID, exec.scenario.iterationInTest);
+  const wait = exec.scenario.startTime + atMs - Date.now();
+  if (wait > 0) sleep(wait / 1000);
+  finish(pay(req, rnd, { replica }));
+}
+
 export function mismatch(data) {
   const i = exec.scenario.iterationInTest;
   const rnd = mulberry32(seedOf(config.seed, 'mismatch', i));
-  const key = `${data.runID}-m-${i}`;
-  const m = merchantOf(i);
-  const first = pay(request('mismatch', m, key, amountOf(rnd), `cus_${i}`, `k6 mismatch ${i}`), rnd, { replica: i });
+  const req = request('mismatch', merchantOf(i), `${data.runID}-m-${i}`, amountOf(rnd), `cus_${i}`, `k6 mismatch ${i}`);
+  const first = pay(req, rnd, { replica: i });
   finish(first);
   if (first.outcome !== 'ok') return;
-  const changed = request('mismatch', m, key, first.rec.amount + 1, `cus_${i}`, `k6 mismatch ${i}`);
-  const second = pay(changed, rnd, { replica: i + 1 });
-  check(second.res, { 'mismatch: reused key with another payload gets 422': () => second.res.status === 422 });
+  reuse(req, first, rnd, i);
 }
 
 export function crossMerchant(data) {

@@ -44,16 +44,28 @@ const (
 
 // Attempt is one HTTP attempt of the k6 client.
 type Attempt struct {
-	Kind     string  `json:"kind"`     // "attempt"
-	TS       float64 `json:"ts"`       // when the attempt started, ms since the Unix epoch
+	Kind string  `json:"kind"` // "attempt"
+	TS   float64 `json:"ts"`   // when the attempt started, ms since the Unix epoch
+	// End is when the answer (or the error) was in, on the same clock: it
+	// includes the connection set-up that k6's duration leaves out.
+	End      float64 `json:"end,omitempty"`
 	Scenario string  `json:"scenario"` // k6 scenario: steady, burst, mismatch, crossmerchant
 	Merchant string  `json:"merchant"`
 	Key      string  `json:"key"`    // the Idempotency-Key sent
 	Amount   int64   `json:"amount"` // the amount sent
-	N        int     `json:"n"`      // attempt number within the logical request, from 1
-	Target   string  `json:"target"` // host:port the attempt went to
-	Status   int     `json:"status"` // HTTP status, 0 on a transport error
-	Class    Class   `json:"class"`
+	// Fingerprint is the api's fingerprint of the payload sent
+	// (idem.Fingerprint of POST /v1/payments and the body).
+	Fingerprint string `json:"fp,omitempty"`
+	// VU, Iter and Copy name the client that sent the attempt: the k6 VU,
+	// the scenario iteration and the place in an http.batch. One VU's
+	// attempts never overlap, except the copies of one batch.
+	VU     int    `json:"vu,omitempty"`
+	Iter   int    `json:"iter,omitempty"`
+	Copy   int    `json:"copy,omitempty"`
+	N      int    `json:"n"`      // attempt number within the logical request, from 1
+	Target string `json:"target"` // host:port the attempt went to
+	Status int    `json:"status"` // HTTP status, 0 on a transport error
+	Class  Class  `json:"class"`
 	// ErrorCode is k6's error_code (0 when there was none); Error its text.
 	ErrorCode int    `json:"error_code,omitempty"`
 	Error     string `json:"error,omitempty"`
@@ -72,6 +84,15 @@ type Attempt struct {
 // Time returns when the attempt started.
 func (a Attempt) Time() time.Time {
 	return time.UnixMicro(int64(a.TS * 1000))
+}
+
+// EndTime returns when the attempt's answer was in; for a record without
+// an end time, its start plus k6's duration.
+func (a Attempt) EndTime() time.Time {
+	if a.End == 0 {
+		return time.UnixMicro(int64((a.TS + a.DurationMS) * 1000))
+	}
+	return time.UnixMicro(int64(a.End * 1000))
 }
 
 // Is2xx reports whether the attempt got a 2xx answer.

@@ -40,6 +40,7 @@ func Check(s Snapshot) Report {
 	c.boundary(&r.Boundary)   // 5
 	c.outbox()                // 5
 	c.landed(r.Requests)      // 6
+	r.History = c.histories() // 7
 	r.PSP = PSP{ByOutcome: s.PSPCalls, Charges: len(s.Charges)}
 	for _, n := range s.PSPCalls {
 		r.PSP.Calls += n

@@ -17,24 +17,27 @@ var t0 = time.Date(2025, 11, 21, 8, 0, 0, 0, time.UTC)
 
 func ms(d time.Duration) float64 { return float64(t0.Add(d).UnixMicro()) / 1000 }
 
+// fp is the fixtures' payload fingerprint of a key's payload.
+func fp(merchant, key string) string { return "fp:" + merchant + ":" + key }
+
 // clean is a small run where every invariant holds: pay_1 succeeded after a
 // cut-off and a replay, pay_2 was declined, and merchant_b used pay_1's key
 // string for its own pay_3.
 func clean() verify.Snapshot {
 	ok := func(at time.Duration, merchant, key string, amount int64, id, body string, n int, replayed bool) record.Attempt {
-		return record.Attempt{Kind: "attempt", TS: ms(at), Scenario: "steady", Merchant: merchant, Key: key, Amount: amount, N: n,
+		return record.Attempt{Kind: "attempt", TS: ms(at), Scenario: "steady", Merchant: merchant, Key: key, Amount: amount, Fingerprint: fp(merchant, key), N: n,
 			Target: "127.0.0.1:8080", Status: 202, Class: record.ClassOK, PaymentID: id, BodySHA256: body, Replayed: replayed,
 			Final: true, Outcome: record.OutcomeOK}
 	}
-	cut := record.Attempt{Kind: "attempt", TS: ms(0), Scenario: "steady", Merchant: "merchant_a", Key: "r1-1", Amount: 1000, N: 1,
+	cut := record.Attempt{Kind: "attempt", TS: ms(0), Scenario: "steady", Merchant: "merchant_a", Key: "r1-1", Amount: 1000, Fingerprint: fp("merchant_a", "r1-1"), N: 1,
 		Target: "127.0.0.1:8080", Class: record.ClassCutOff, ErrorCode: 1000, Error: "EOF"}
 	return verify.Snapshot{
 		RunID: "r1",
 		Now:   t0.Add(time.Minute),
 		Payments: []verify.Payment{
-			{ID: "pay_1", Merchant: "merchant_a", Key: "r1-1", Amount: 1000, Currency: "EUR", Status: "succeeded", PSPChargeID: "ch_1", ResponseStatus: 202, ResponseSHA256: "h1", CreatedAt: t0.Add(time.Second)},
-			{ID: "pay_2", Merchant: "merchant_a", Key: "r1-2", Amount: 402, Currency: "EUR", Status: "failed", ResponseStatus: 202, ResponseSHA256: "h2", CreatedAt: t0.Add(2 * time.Second)},
-			{ID: "pay_3", Merchant: "merchant_b", Key: "r1-1", Amount: 1000, Currency: "EUR", Status: "succeeded", PSPChargeID: "ch_3", ResponseStatus: 202, ResponseSHA256: "h3", CreatedAt: t0.Add(3 * time.Second)},
+			{ID: "pay_1", Merchant: "merchant_a", Key: "r1-1", Fingerprint: fp("merchant_a", "r1-1"), Amount: 1000, Currency: "EUR", Status: "succeeded", PSPChargeID: "ch_1", ResponseStatus: 202, ResponseSHA256: "h1", CreatedAt: t0.Add(time.Second)},
+			{ID: "pay_2", Merchant: "merchant_a", Key: "r1-2", Fingerprint: fp("merchant_a", "r1-2"), Amount: 402, Currency: "EUR", Status: "failed", ResponseStatus: 202, ResponseSHA256: "h2", CreatedAt: t0.Add(2 * time.Second)},
+			{ID: "pay_3", Merchant: "merchant_b", Key: "r1-1", Fingerprint: fp("merchant_b", "r1-1"), Amount: 1000, Currency: "EUR", Status: "succeeded", PSPChargeID: "ch_3", ResponseStatus: 202, ResponseSHA256: "h3", CreatedAt: t0.Add(3 * time.Second)},
 		},
 		Outbox:    []verify.OutboxRow{{ID: 1, PaymentID: "pay_1", Published: true}, {ID: 2, PaymentID: "pay_2", Published: true}, {ID: 3, PaymentID: "pay_3", Published: true}},
 		Takeovers: []verify.Takeover{{PaymentID: "pay_1", Attempt: 2, Worker: "worker-2", TakenAt: t0.Add(20 * time.Second)}},
@@ -97,9 +100,9 @@ func TestCheckViolations(t *testing.T) {
 			name: "lost payment: a 2xx with no row",
 			mutate: func(s *verify.Snapshot) {
 				s.Attempts = append(s.Attempts, record.Attempt{Kind: "attempt", TS: ms(5 * time.Second), Merchant: "merchant_a", Key: "r1-9",
-					Amount: 700, N: 1, Status: 202, Class: record.ClassOK, PaymentID: "pay_9", BodySHA256: "h9", Final: true, Outcome: record.OutcomeOK})
+					Amount: 700, Fingerprint: fp("merchant_a", "r1-9"), N: 1, Status: 202, Class: record.ClassOK, PaymentID: "pay_9", BodySHA256: "h9", Final: true, Outcome: record.OutcomeOK})
 			},
-			want: []verify.Violation{{Invariant: 1, Kind: verify.KindLostPayment, IDs: []string{"pay_9", "merchant_a:r1-9"}}},
+			want: []verify.Violation{{Invariant: 1, Kind: verify.KindLostPayment, IDs: []string{"pay_9", "merchant_a:r1-9"}}, {Invariant: 7, Kind: verify.KindNotLinearizable, IDs: []string{"merchant_a:r1-9"}}},
 		},
 		{
 			name:   "amount differs",
@@ -111,6 +114,7 @@ func TestCheckViolations(t *testing.T) {
 			mutate: func(s *verify.Snapshot) { s.Attempts[3].PaymentID, s.Attempts[3].BodySHA256 = "pay_1", "h1" },
 			want: []verify.Violation{
 				{Invariant: 1, Kind: verify.KindWrongPayment, IDs: []string{"pay_1", "merchant_b:r1-1", "merchant_a:r1-1"}},
+				{Invariant: 7, Kind: verify.KindNotLinearizable, IDs: []string{"merchant_b:r1-1"}},
 			},
 		},
 		{
@@ -119,12 +123,13 @@ func TestCheckViolations(t *testing.T) {
 			want: []verify.Violation{
 				{Invariant: 2, Kind: verify.KindReplayDiffers, IDs: []string{"merchant_a:r1-1", "sha256:h1", "sha256:hX"}},
 				{Invariant: 2, Kind: verify.KindStoredDiffers, IDs: []string{"pay_1", "merchant_a:r1-1"}},
+				{Invariant: 7, Kind: verify.KindNotLinearizable, IDs: []string{"merchant_a:r1-1"}},
 			},
 		},
 		{
 			name: "one key, two payments",
 			mutate: func(s *verify.Snapshot) {
-				s.Payments = append(s.Payments, verify.Payment{ID: "pay_4", Merchant: "merchant_a", Key: "r1-1", Amount: 1000, Currency: "EUR", Status: "failed", ResponseStatus: 202, ResponseSHA256: "h4"})
+				s.Payments = append(s.Payments, verify.Payment{ID: "pay_4", Merchant: "merchant_a", Key: "r1-1", Fingerprint: fp("merchant_a", "r1-1"), Amount: 1000, Currency: "EUR", Status: "failed", ResponseStatus: 202, ResponseSHA256: "h4"})
 				s.Outbox = append(s.Outbox, verify.OutboxRow{ID: 4, PaymentID: "pay_4", Published: true})
 			},
 			want: []verify.Violation{{Invariant: 2, Kind: verify.KindDuplicatePayments, IDs: []string{"merchant_a:r1-1", "pay_1", "pay_4"}}},
@@ -134,24 +139,24 @@ func TestCheckViolations(t *testing.T) {
 			mutate: func(s *verify.Snapshot) {
 				s.Charges = append(s.Charges, verify.Charge{ID: "ch_1b", IdempotencyKey: "merchant_a:r1-1", Reference: "pay_1", Amount: 1000, Currency: "EUR"})
 			},
-			want: []verify.Violation{{Invariant: 3, Kind: verify.KindDoubleCharge, IDs: []string{"pay_1", "ch_1", "ch_1b"}}},
+			want: []verify.Violation{{Invariant: 3, Kind: verify.KindDoubleCharge, IDs: []string{"pay_1", "ch_1", "ch_1b"}}, {Invariant: 7, Kind: verify.KindNotLinearizable, IDs: []string{"merchant_a:r1-1"}}},
 		},
 		{
 			name: "failed but charged",
 			mutate: func(s *verify.Snapshot) {
 				s.Charges = append(s.Charges, verify.Charge{ID: "ch_2", IdempotencyKey: "merchant_a:r1-2", Reference: "pay_2", Amount: 402, Currency: "EUR"})
 			},
-			want: []verify.Violation{{Invariant: 3, Kind: verify.KindFailedCharged, IDs: []string{"pay_2", "ch_2"}}},
+			want: []verify.Violation{{Invariant: 3, Kind: verify.KindFailedCharged, IDs: []string{"pay_2", "ch_2"}}, {Invariant: 7, Kind: verify.KindNotLinearizable, IDs: []string{"merchant_a:r1-2"}}},
 		},
 		{
 			name:   "succeeded without a charge",
 			mutate: func(s *verify.Snapshot) { s.Charges = s.Charges[1:] },
-			want:   []verify.Violation{{Invariant: 3, Kind: verify.KindSucceededNoCharge, IDs: []string{"pay_1", "merchant_a:r1-1"}}},
+			want:   []verify.Violation{{Invariant: 3, Kind: verify.KindSucceededNoCharge, IDs: []string{"pay_1", "merchant_a:r1-1"}}, {Invariant: 7, Kind: verify.KindNotLinearizable, IDs: []string{"merchant_a:r1-1"}}},
 		},
 		{
 			name:   "charged another amount",
 			mutate: func(s *verify.Snapshot) { s.Charges[0].Amount = 10 },
-			want:   []verify.Violation{{Invariant: 3, Kind: verify.KindChargeAmount, IDs: []string{"pay_1", "ch_1"}}},
+			want:   []verify.Violation{{Invariant: 3, Kind: verify.KindChargeAmount, IDs: []string{"pay_1", "ch_1"}}, {Invariant: 7, Kind: verify.KindNotLinearizable, IDs: []string{"merchant_a:r1-1"}}},
 		},
 		{
 			name: "stuck pending",
@@ -198,6 +203,11 @@ func TestCheckViolations(t *testing.T) {
 			want: []verify.Violation{{Invariant: 6, Kind: verify.KindNothingLanded}},
 		},
 		{
+			name:   "records without fingerprints cannot be checked",
+			mutate: func(s *verify.Snapshot) { s.Attempts[2].Fingerprint = "" },
+			want:   []verify.Violation{{Invariant: 7, Kind: verify.KindHistoryUnchecked}},
+		},
+		{
 			name: "nothing landed is fine without faults",
 			mutate: func(s *verify.Snapshot) {
 				s.Attempts, s.Takeovers, s.Faults, s.ExpectFaults = s.Attempts[1:], nil, nil, false
@@ -236,7 +246,9 @@ func TestWriteText(t *testing.T) {
 	}
 	out := buf.String()
 	for _, want := range []string{
-		"run r1: FAIL (1 violation)",
+		"run r1: FAIL (2 violations)",
+		"7 every key's history linearizable against the model (porcupine)",
+		"merchant_a:r1-1 illegal:",
 		"transport  cut off in flight 1 (127.0.0.1:8080 1)",
 		"payments   3: succeeded 2 · failed 1 · pending 0 (dead-lettered 0)",
 		"psp        4 calls (charged 2 · declined 1 · replayed 1) -> 3 effective charges",

@@ -144,10 +144,11 @@ func (w *world) charge(chargeID, paymentID, merchant, key string, amount int64) 
 	w.calls = append(w.calls, map[string]any{"idempotency_key": merchant + ":" + key, "reference": paymentID, "outcome": "charged"})
 }
 
-// answer records that the client saw 2xx for the payment.
+// answer records that the client saw 2xx for the payment; its payload's
+// fingerprint is "fp", as every seeded payment row's.
 func (w *world) answer(merchant, key, id string, amount int64, body []byte, replayed bool) {
 	w.attempts = append(w.attempts, record.Attempt{Kind: "attempt", TS: float64(time.Now().UnixMicro()) / 1000,
-		Scenario: "steady", Merchant: merchant, Key: key, Amount: amount, N: 1, Target: "127.0.0.1:8080", Status: 202,
+		Scenario: "steady", Merchant: merchant, Key: key, Amount: amount, Fingerprint: "fp", N: 1, Target: "127.0.0.1:8080", Status: 202,
 		Class: record.ClassOK, PaymentID: id, BodySHA256: hash(body), Replayed: replayed, Final: true, Outcome: record.OutcomeOK})
 }
 
@@ -253,11 +254,17 @@ func TestCollectCatchesViolations(t *testing.T) {
 		{"double charge", func(w *world) []verify.Violation {
 			id := fmt.Sprintf("pay_%s_0", w.runID)
 			w.charge("ch_again", id, "merchant_a", w.key(1), 1000)
-			return []verify.Violation{{Invariant: 3, Kind: verify.KindDoubleCharge, IDs: []string{id, "ch_" + id, "ch_again"}}}
+			return []verify.Violation{
+				{Invariant: 3, Kind: verify.KindDoubleCharge, IDs: []string{id, "ch_" + id, "ch_again"}},
+				{Invariant: 7, Kind: verify.KindNotLinearizable, IDs: []string{"merchant_a:" + w.key(1)}},
+			}
 		}},
 		{"lost payment", func(w *world) []verify.Violation {
 			w.answer("merchant_a", w.key(7), "pay_lost", 500, bodyOf("pay_lost", 500), false)
-			return []verify.Violation{{Invariant: 1, Kind: verify.KindLostPayment, IDs: []string{"pay_lost", "merchant_a:" + w.key(7)}}}
+			return []verify.Violation{
+				{Invariant: 1, Kind: verify.KindLostPayment, IDs: []string{"pay_lost", "merchant_a:" + w.key(7)}},
+				{Invariant: 7, Kind: verify.KindNotLinearizable, IDs: []string{"merchant_a:" + w.key(7)}},
+			}
 		}},
 		{"stuck pending payment", func(w *world) []verify.Violation {
 			id := "pay_" + w.runID + "_stuck"
@@ -278,6 +285,7 @@ func TestCollectCatchesViolations(t *testing.T) {
 			return []verify.Violation{
 				{Invariant: 2, Kind: verify.KindReplayDiffers, IDs: append([]string{k}, hashes...)},
 				{Invariant: 2, Kind: verify.KindStoredDiffers, IDs: []string{id, k}},
+				{Invariant: 7, Kind: verify.KindNotLinearizable, IDs: []string{k}},
 			}
 		}},
 		{"unpublished outbox row", func(w *world) []verify.Violation {

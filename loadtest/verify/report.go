@@ -23,7 +23,11 @@ type Report struct {
 	Queues     []Queue       `json:"queues"`
 	DeadLetter []DeadLetter  `json:"dead_letters"`
 	Boundary   Boundary      `json:"boundary"`
-	Violations []Violation   `json:"violations"`
+	History    History       `json:"history"` // invariant 7
+	// Repro is the command that reruns the same load and fault plan; the
+	// caller sets it (Check cannot know how the run was started).
+	Repro      string      `json:"repro,omitempty"`
+	Violations []Violation `json:"violations"`
 }
 
 // Requests counts what the client did and saw.
@@ -78,7 +82,7 @@ type Boundary struct {
 
 // Violation is one broken invariant.
 type Violation struct {
-	Invariant int      `json:"invariant"` // 1..6, as numbered in docs/demo.md
+	Invariant int      `json:"invariant"` // 1..7, as numbered in docs/demo.md
 	Kind      string   `json:"kind"`
 	Detail    string   `json:"detail"`
 	IDs       []string `json:"ids"`
@@ -104,4 +108,7 @@ const (
 	KindUnpublishedOutbox = "unpublished_outbox"     // 5: an outbox row never confirmed
 	KindNoOutbox          = "no_outbox_row"          // 5: a payment without an outbox row
 	KindNothingLanded     = "no_fault_landed"        // 6: no cut-off request and no takeover
+	KindNotLinearizable   = "not_linearizable"       // 7: a key's history fits no order of the model
+	KindHistoryUnknown    = "history_check_timeout"  // 7: the check of a key's history ran out of time
+	KindHistoryUnchecked  = "history_unchecked"      // 7: the records cannot be checked (no fingerprints)
 )

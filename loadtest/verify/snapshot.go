@@ -37,6 +37,7 @@ type Payment struct {
 	Merchant       string    `json:"merchant_id"`
 	Key            string    `json:"idempotency_key"`
 	Amount         int64     `json:"amount"`
+	Fingerprint    string    `json:"request_fingerprint"`
 	Currency       string    `json:"currency"`
 	Status         string    `json:"status"` // pending, succeeded, failed
 	PSPChargeID    string    `json:"psp_charge_id,omitempty"`

@@ -21,6 +21,7 @@ var invariants = []string{
 	4: "every payment terminal after the drain (or dead-lettered, by id)",
 	5: "no boundary record PENDING past its lease; outbox fully published",
 	6: "faults landed mid-request (cut-off requests, lease takeovers)",
+	7: "every key's history linearizable against the model (porcupine)",
 }
 
 // WriteText writes r for people: counts, faults, takeovers, one line per
@@ -103,8 +104,12 @@ func (r Report) WriteText(w io.Writer) error {
 		if i == 6 {
 			note = fmt.Sprintf(" [%d cut off, %d takeovers]", q.CutOff, len(r.Takeovers))
 		}
+		if i == 7 {
+			note = " " + r.History.summary()
+		}
 		p.f("  %d %-70s %s%s\n", i, invariants[i], status, note)
 	}
+	r.History.write(p)
 	if len(r.Violations) > 0 {
 		p.f("\nviolations (%d)\n", len(r.Violations))
 		for _, v := range r.Violations {
@@ -113,6 +118,9 @@ func (r Report) WriteText(w io.Writer) error {
 				p.f("      ids: %s\n", strings.Join(v.IDs, " "))
 			}
 		}
+	}
+	if r.Repro != "" {
+		p.f("\nrerun this load and fault plan: %s\n", r.Repro)
 	}
 	return p.err
 }

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,13 +32,30 @@ type config struct {
 	Out          string           // -out: where the runs and the table go
 	ReportOnly   bool             // -report-only: rebuild the table from the runs in -out
 	Ready        []string         // -ready: the api and worker addresses whose /readyz must show the strategy
+	PSPURL       string           // the local runtime's psp: LOCAL_PORT_BASE+10
+	FaultdAddr   string           // where loadtest/run starts the fault driver: FAULTD_ADDR (127.0.0.1:8099)
 }
 
-func loadConfig(args []string, stderr io.Writer) (config, error) {
+// loadConfig reads the flags, and from getenv LOCAL_PORT_BASE (8080, as
+// scripts/local: api-1 base, worker-1 base+1, api-2 base+2, worker-2
+// base+3, psp base+10) and FAULTD_ADDR, as loadtest/run does.
+func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c config
 	var strategies, ready string
+	var problems []error
+	base := 8080
+	if v := getenv("LOCAL_PORT_BASE"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 || n > 65525 {
+			problems = append(problems, fmt.Errorf("LOCAL_PORT_BASE %q is not a port", v))
+		} else {
+			base = n
+		}
+	}
+	c.PSPURL = fmt.Sprintf("http://127.0.0.1:%d", base+10)
+	c.FaultdAddr = cmp.Or(getenv("FAULTD_ADDR"), "127.0.0.1:8099")
 	fs.StringVar(&c.Repo, "repo", ".", "repository root")
 	fs.StringVar(&strategies, "strategies", defaultStrategies, "comma-separated strategies, in table order")
 	fs.DurationVar(&c.Duration, "duration", 60*time.Second, "load duration of each run")
@@ -47,11 +66,11 @@ func loadConfig(args []string, stderr io.Writer) (config, error) {
 	fs.Float64Var(&c.PSPFailAfter, "psp-fail-after", 0.01, "share of psp charges whose answer is dropped after charging (0 to disable)")
 	fs.StringVar(&c.Out, "out", ".run/compare", "output directory")
 	fs.BoolVar(&c.ReportOnly, "report-only", false, "do not run; rebuild the table and chart from the runs in -out")
-	fs.StringVar(&ready, "ready", "127.0.0.1:8080,127.0.0.1:8082,127.0.0.1:8081,127.0.0.1:8083", "api and worker addresses of the local runtime")
+	fs.StringVar(&ready, "ready", fmt.Sprintf("127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d", base, base+2, base+1, base+3),
+		"api and worker addresses of the local runtime")
 	if err := fs.Parse(args[1:]); err != nil {
 		return config{}, err
 	}
-	var problems []error
 	if fs.NArg() > 0 {
 		problems = append(problems, fmt.Errorf("unexpected arguments %q", fs.Args()))
 	}

@@ -13,7 +13,7 @@ import (
 
 func TestLoadConfig(t *testing.T) {
 	t.Parallel()
-	c, err := loadConfig([]string{"compare", "-strategies", "oncepay, api-only", "-duration", "90s", "-psp-fail-after", "0"}, io.Discard)
+	c, err := loadConfig([]string{"compare", "-strategies", "oncepay, api-only", "-duration", "90s", "-psp-fail-after", "0"}, func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func TestLoadConfig(t *testing.T) {
 	if c.Duration != 90*time.Second || c.Rate != 30 || c.PSPFailAfter != 0 || !strings.HasSuffix(c.Out, "/.run/compare") {
 		t.Errorf("config = %+v", c)
 	}
-	d, err := loadConfig([]string{"compare"}, io.Discard)
+	d, err := loadConfig([]string{"compare"}, func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestLoadConfig(t *testing.T) {
 func TestLoadConfigReportsEveryProblem(t *testing.T) {
 	t.Parallel()
 	_, err := loadConfig([]string{"compare", "-strategies", "oncepay,nope,oncepay", "-duration", "30s", "-rate", "0",
-		"-kill-every", "soon", "-psp-fail-after", "2"}, io.Discard)
+		"-kill-every", "soon", "-psp-fail-after", "2"}, func(string) string { return "" }, io.Discard)
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -52,5 +52,18 @@ func TestParseExports(t *testing.T) {
 	want := map[string]string{"REDIS_URL": "redis://127.0.0.1:6391/0", "WORKER_RETRY_DELAYS": "1s,5s,15s"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("exports (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadConfigFollowsTheLocalPorts(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"LOCAL_PORT_BASE": "8280", "FAULTD_ADDR": "127.0.0.1:8499"}
+	c, err := loadConfig([]string{"compare"}, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"127.0.0.1:8280", "127.0.0.1:8282", "127.0.0.1:8281", "127.0.0.1:8283"}
+	if c.PSPURL != "http://127.0.0.1:8290" || c.FaultdAddr != "127.0.0.1:8499" || strings.Join(c.Ready, ",") != strings.Join(want, ",") {
+		t.Errorf("config %+v: want psp :8290, faultd :8499, ready %v", c, want)
 	}
 }

@@ -38,6 +38,9 @@ func (rt runtime) chaos(ctx context.Context, s naive.Strategy, dir string, c con
 		"IDEM_STRATEGY=" + string(s), "RUN_DIR=" + dir, "DURATION=" + c.Duration.String(),
 		fmt.Sprintf("RATE=%d", c.Rate), fmt.Sprintf("SEED=%d", c.Seed), "DRAIN=" + c.Drain.String(),
 		"KILL_EVERY=" + c.KillEvery,
+		// the run's repro: the psp's faults are part of the plan, and only compare sets them
+		fmt.Sprintf("REPRO=make compare COMPARE_STRATEGIES=%s COMPARE_DURATION=%s COMPARE_RATE=%d COMPARE_DRAIN=%s COMPARE_SEED=%d COMPARE_PSP_FAIL_AFTER=%g",
+			s, c.Duration, c.Rate, c.Drain, c.Seed, c.PSPFailAfter),
 	}
 	err := rt.exec(ctx, env, filepath.Join(rt.repo, "loadtest/run"), "chaos")
 	if ctx.Err() != nil {

@@ -33,6 +33,8 @@ type runInfo struct {
 	Duration string `json:"duration"`
 	Rate     int    `json:"rate"`
 	Faults   bool   `json:"faults"`
+	// Repro is the command that reruns the same load and fault plan.
+	Repro string `json:"repro"`
 }
 
 func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {

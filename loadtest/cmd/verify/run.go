@@ -85,6 +85,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	s.Attempts, s.Faults, s.Drain, s.ExpectFaults = attempts.Attempts, faults, drain, cfg.Faults
 	r := verify.Check(s)
+	if err := writeHistoryHTML(cfg.RunDir, &r); err != nil {
+		return err
+	}
+	if info, err := readRunInfo(cfg.RunDir); err == nil {
+		r.Repro = info.Repro
+	}
 
 	var text bytes.Buffer
 	if err := r.WriteText(&text); err != nil {
@@ -105,6 +111,29 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("%w: %d violation(s)", errViolations, len(r.Violations))
 	}
 	return nil
+}
+
+// historyHTML is porcupine's visualization of the violating keys, in the
+// run directory.
+const historyHTML = "history.html"
+
+// writeHistoryHTML writes history.html with the keys that violate
+// invariant 7 and names it in r, or removes a previous one when none does.
+func writeHistoryHTML(dir string, r *verify.Report) error {
+	path := filepath.Join(dir, historyHTML)
+	var b bytes.Buffer
+	wrote, err := r.History.WriteHTML(&b, 0)
+	if err != nil {
+		return fmt.Errorf("history.html: %w", err)
+	}
+	if !wrote {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	r.History.HTML = path
+	return os.WriteFile(path, b.Bytes(), 0o644)
 }
 
 // write stores the report as JSON and text, and the timeline as PNG.

@@ -9,6 +9,7 @@
 import http from 'k6/http';
 import { check, sleep } from 'k6';
 import crypto from 'k6/crypto';
+import exec from 'k6/execution';
 import { Counter } from 'k6/metrics';
 import { config } from './config.js';
 
@@ -74,15 +75,30 @@ function record(rec) {
   console.log(JSON.stringify(rec));
 }
 
-// attemptRecord builds the record of one attempt from its response.
-export function attemptRecord(req, n, url, res, cls, started) {
+// fingerprint is the payload's fingerprint as the api computes it
+// (idem.Fingerprint): SHA-256 of "POST\n/v1/payments\n" and the body, which
+// request() writes canonically (keys sorted, no white space, ASCII).
+export function fingerprint(body) {
+  return crypto.sha256(`POST\n/v1/payments\n${body}`, 'hex');
+}
+
+// attemptRecord builds the record of one attempt from its response. started
+// and ended are Date.now() before the request and after its answer (k6's
+// duration leaves out the connection set-up); vu, iter and copy name the
+// client that sent it (copy: its place in an http.batch).
+export function attemptRecord(req, n, url, res, cls, started, ended, copy = 0) {
   const rec = {
     kind: 'attempt',
     ts: started,
+    end: ended,
     scenario: req.scenario,
     merchant: req.merchant.id,
     key: req.key,
     amount: req.amount,
+    fp: req.fp,
+    vu: exec.vu.idInTest,
+    iter: exec.scenario.iterationInTest,
+    copy,
     n,
     target: target(url),
     status: res.status,
@@ -134,7 +150,7 @@ export function send(req, replica, n) {
   const u = url(replica + n - 1);
   const started = Date.now();
   const res = http.post(u, req.body, params(req));
-  return { u, started, res, cls: classify(res) };
+  return { u, started, ended: Date.now(), res, cls: classify(res) };
 }
 
 // decide records attempt n of req (a = what send returned) and says what
@@ -145,7 +161,7 @@ export function send(req, replica, n) {
 const DOCUMENTED = new Set([202, 409, 422, 503]);
 
 function decide(req, n, a, began, rnd) {
-  const rec = attemptRecord(req, n, a.u, a.res, a.cls, a.started);
+  const rec = attemptRecord(req, n, a.u, a.res, a.cls, a.started, a.ended, a.copy || 0);
   if (a.res.status !== 0) {
     check(a.res, { 'status as documented (202, 409, 422, 503)': (r) => DOCUMENTED.has(r.status) });
   }
@@ -169,7 +185,7 @@ function decide(req, n, a, began, rnd) {
   return { outcome, pause, rec };
 }
 
-// pay sends req ({scenario, merchant: {id, key}, key, amount, body}) until it
+// pay sends req ({scenario, merchant: {id, key}, key, amount, body, fp}) until it
 // gets an answer that retrying cannot change, or the budget runs out, and
 // returns {outcome: ok|rejected|gave_up, res, cls, attempts, ms, rec}.
 // rnd is the request's seeded random generator (for jitter); opts.replica
@@ -200,10 +216,11 @@ export function payConcurrently(req, count, rnd) {
     const urls = active.map((j) => url(j + n - 1));
     const started = Date.now();
     const responses = http.batch(urls.map((u) => ['POST', u, req.body, params(req)]));
+    const ended = Date.now(); // the batch's end: an upper bound for every copy
     let pause = 0;
     const next = [];
     active.forEach((j, k) => {
-      const a = { u: urls[k], started, res: responses[k], cls: classify(responses[k]) };
+      const a = { u: urls[k], started, ended, copy: j, res: responses[k], cls: classify(responses[k]) };
       const d = decide(req, n, a, began, rnd);
       if (d.outcome !== null) {
         results[j] = { outcome: d.outcome, res: a.res, cls: a.cls, attempts: n, ms: Date.now() - began, rec: d.rec };
