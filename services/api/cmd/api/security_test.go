@@ -97,7 +97,7 @@ func randomToken(rng *rand.Rand, n int) string {
 // seriesCount is the number of samples /metrics exposes.
 func (a *api) seriesCount(t *testing.T) int {
 	t.Helper()
-	r := a.do(t, http.MethodGet, "/metrics", nil, nil)
+	r := a.opsGet(t, "/metrics")
 	n := 0
 	sc := bufio.NewScanner(bytes.NewReader(r.Body))
 	sc.Buffer(nil, 1<<20)
@@ -124,4 +124,48 @@ func heapInUse() uint64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc
+}
+
+// TestOpsEndpointsAreNotOnThePaymentsPort: /livez, /readyz and /metrics
+// answer on the ops listener only; the payments port answers 404.
+func TestOpsEndpointsAreNotOnThePaymentsPort(t *testing.T) {
+	t.Parallel()
+	a := startAPI(t, apiOptions{})
+	for _, path := range []string{"/livez", "/readyz", "/metrics", "/debug/pprof/"} {
+		if r := a.do(t, http.MethodGet, path, nil, nil); r.Status != http.StatusNotFound {
+			t.Errorf("payments port: GET %s = %d, want 404", path, r.Status)
+		}
+	}
+	for _, path := range []string{"/livez", "/readyz", "/metrics"} {
+		if r := a.opsGet(t, path); r.Status != http.StatusOK {
+			t.Errorf("ops port: GET %s = %d %s, want 200", path, r.Status, r.Body)
+		}
+	}
+	if r := a.opsGet(t, "/v1/payments/pay_1"); r.Status != http.StatusNotFound {
+		t.Errorf("ops port: GET /v1/payments/pay_1 = %d, want 404", r.Status)
+	}
+}
+
+// TestReadyzCarriesNoInternalDetail: a dependency that is down is named in
+// /readyz, its error (address, user) only in the log.
+func TestReadyzCarriesNoInternalDetail(t *testing.T) {
+	t.Parallel()
+	addr := closedAddr(t)
+	a := startAPI(t, apiOptions{notReady: true, env: map[string]string{"REDIS_URL": "redis://oncepay-user:s3cret@" + addr + "/0"}})
+	r := a.opsGet(t, "/readyz")
+	if r.Status != http.StatusServiceUnavailable {
+		t.Errorf("readyz with Redis down = %d, want 503", r.Status)
+	}
+	_, port, _ := strings.Cut(addr, ":")
+	for _, secret := range []string{port, "oncepay-user", "s3cret", "refused"} {
+		if strings.Contains(string(r.Body), secret) {
+			t.Errorf("readyz answer carries %q: %s", secret, r.Body)
+		}
+	}
+	if !strings.Contains(string(r.Body), `"redis":{"status":"down"`) {
+		t.Errorf("readyz answer %s does not say that redis is down", r.Body)
+	}
+	if a.logs.index("not ready", map[string]any{"check": "redis"}) < 0 {
+		t.Errorf("the Redis error is not in the log")
+	}
 }

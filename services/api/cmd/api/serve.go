@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncepay/oncepay/pkg/idem"
+	"github.com/oncepay/oncepay/pkg/service/httpserver"
+	"github.com/oncepay/oncepay/pkg/service/ops"
 	"github.com/oncepay/oncepay/pkg/service/pprofserve"
 	"github.com/oncepay/oncepay/services/api/internal/auth"
 	"github.com/oncepay/oncepay/services/api/internal/config"
@@ -41,6 +43,12 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	opsLn, err := net.Listen("tcp", cfg.OpsAddr)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("listen (ops): %w", err)
+	}
+	defer opsLn.Close()
 	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
 	if err != nil {
 		ln.Close()
@@ -67,7 +75,7 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 	idemCfg := idem.Config{Lease: cfg.IdemLease, Retention: cfg.IdemRetention, Timeout: cfg.IdemTimeout, Observe: m.ObserveIdem}
 	boundary := idem.New(rdb, idemCfg)
 	// how full the boundary's Redis is, read at each scrape (alerts warn before it refuses writes)
-	reg.MustRegister(metrics.NewRedisMemory(rdb, time.Second))
+	reg.MustRegister(metrics.NewRedisMemory(rdb, time.Second, 10*time.Second))
 
 	pub := outbox.NewPublisher(outbox.PublisherConfig{
 		URL: cfg.AMQPURL, Exchange: cfg.AMQPExchange, ConnectionName: "oncepay-api/" + cfg.Instance,
@@ -82,43 +90,42 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 		idempotency = httpapi.IdemBoundary(boundary)
 		pays        = httpapi.PaymentStore(payments.NewStore(pool, box, m))
 	)
-	ready := httpapi.NewReadiness(time.Second,
-		httpapi.Dependency{Name: "redis", Required: true,
-			Checker: httpapi.CheckFunc(func(ctx context.Context) error { return rdb.Ping(ctx).Err() })},
-		httpapi.Dependency{Name: "postgres", Required: true, Checker: httpapi.CheckFunc(pool.Ping)},
-		// Not required: payments are accepted while RabbitMQ is down (the
-		// outbox keeps their messages), so its outage must not take every
-		// api replica out of the load balancer.
-		httpapi.Dependency{Name: "rabbitmq", Required: false, Checker: pub},
-	)
+	var draining atomic.Bool
+	opsDeps := ops.Deps{
+		Log: log.With("component", "ops"),
+		Checks: []ops.Check{
+			{Name: "redis", Required: true, Fn: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }},
+			{Name: "postgres", Required: true, Fn: pool.Ping},
+			// Not required: payments are accepted while RabbitMQ is down (the
+			// outbox keeps their messages), so its outage must not take every
+			// api replica out of the load balancer.
+			{Name: "rabbitmq", Required: false, Fn: pub.Check},
+		},
+		Gatherer: reg,
+		Draining: draining.Load,
+	}
 	if !cfg.IdemStrategy.Real() { // a demonstration strategy: see strategy.go
 		idempotency, pays = comparison(cfg.IdemStrategy, idempotency, pays, rdb, idemCfg)
-		ready.WithDetails(map[string]string{"idempotency_strategy": string(cfg.IdemStrategy), "warning": cfg.IdemStrategy.Warning()})
+		opsDeps.Details = map[string]string{"idempotency_strategy": string(cfg.IdemStrategy), "warning": cfg.IdemStrategy.Warning()}
 		go warnLoudly(ctx, log, cfg.IdemStrategy, time.Minute)
 	}
-	srv := &http.Server{
-		Handler: httpapi.NewServer(httpapi.Deps{
-			Logger:      log,
-			Keys:        auth.NewKeyring(cfg.Merchants),
-			Boundary:    idempotency,
-			Payments:    pays,
-			Readiness:   ready,
-			Metrics:     m,
-			Gatherer:    reg,
-			WorkTimeout: cfg.IdemLease,
-			EndRetry:    cfg.IdemEndRetry,
-		}),
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	srv := httpserver.New(httpapi.NewServer(httpapi.Deps{
+		Logger:      log,
+		Keys:        auth.NewKeyring(cfg.Merchants),
+		Boundary:    idempotency,
+		Payments:    pays,
+		Metrics:     m,
+		WorkTimeout: cfg.IdemLease,
+		EndRetry:    cfg.IdemEndRetry,
+	}), log)
+	opsSrv := httpserver.New(ops.NewHandler(opsDeps), log)
 	if cfg.PprofAddr != "" {
 		go pprofserve.Serve(ctx, cfg.PprofAddr, "API_PPROF_ADDR", log)
 	}
-	serveErr := make(chan error, 1)
+	serveErr := make(chan error, 2)
 	go func() { serveErr <- srv.Serve(ln) }()
-	log.Info("listening", "addr", ln.Addr().String())
+	go func() { serveErr <- opsSrv.Serve(opsLn) }()
+	log.Info("listening", "addr", ln.Addr().String(), "ops_addr", opsLn.Addr().String())
 
 	relayCtx, stopRelay := context.WithCancel(context.WithoutCancel(ctx))
 	relayDone := make(chan struct{})
@@ -136,7 +143,7 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 	}
 
 	deadline := time.Now().Add(cfg.ShutdownGrace)
-	ready.Drain()
+	draining.Store(true)
 	log.Info("draining: readiness now answers 503", "grace", cfg.ShutdownGrace.String(), "delay", cfg.ShutdownDelay.String())
 	if failure == nil && cfg.ShutdownDelay > 0 {
 		time.Sleep(cfg.ShutdownDelay)
@@ -147,6 +154,7 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 		log.Warn("grace period over: closing connections of unfinished requests", "err", err)
 		srv.Close()
 	}
+	opsSrv.Close()
 	log.Info("http server stopped")
 	stopRelay()
 	within(deadline, log, "outbox relay", func() { <-relayDone })

@@ -23,7 +23,10 @@ import (
 
 // Serve is the configuration of `api serve`.
 type Serve struct {
-	ListenAddr  string // API_LISTEN_ADDR
+	ListenAddr string // API_LISTEN_ADDR: the payments port
+	// OpsAddr (API_OPS_ADDR) serves /livez, /readyz and /metrics, never
+	// the payments port.
+	OpsAddr     string
 	RedisURL    string // REDIS_URL
 	DatabaseURL string // DATABASE_URL
 	AMQPURL     string // AMQP_URL
@@ -74,6 +77,7 @@ func LoadServe(getenv func(string) string, hostname string) (Serve, error) {
 	p := envconf.New(getenv)
 	c := Serve{
 		ListenAddr:     p.String("API_LISTEN_ADDR", "127.0.0.1:8080"),
+		OpsAddr:        p.String("API_OPS_ADDR", "127.0.0.1:8084"),
 		RedisURL:       required(p, "REDIS_URL"),
 		DatabaseURL:    required(p, "DATABASE_URL"),
 		AMQPURL:        required(p, "AMQP_URL"),
@@ -108,6 +112,11 @@ func LoadServe(getenv func(string) string, hostname string) (Serve, error) {
 
 	if _, _, err := net.SplitHostPort(c.ListenAddr); err != nil {
 		p.Fail("API_LISTEN_ADDR", fmt.Sprintf("%q is not host:port: %v", c.ListenAddr, err))
+	}
+	if _, _, err := net.SplitHostPort(c.OpsAddr); err != nil {
+		p.Fail("API_OPS_ADDR", fmt.Sprintf("%q is not host:port: %v", c.OpsAddr, err))
+	} else if c.OpsAddr == c.ListenAddr && !strings.HasSuffix(c.OpsAddr, ":0") {
+		p.Fail("API_OPS_ADDR", "must differ from API_LISTEN_ADDR: the ops endpoints never share the payments port")
 	}
 	checkURL(p, "REDIS_URL", c.RedisURL, func(s string) error { _, err := redis.ParseURL(s); return err })
 	checkURL(p, "DATABASE_URL", c.DatabaseURL, parseDatabaseURL)
@@ -152,6 +161,7 @@ func (c Serve) LogValue() slog.Value {
 	}
 	return slog.GroupValue(
 		slog.String("listen_addr", c.ListenAddr),
+		slog.String("ops_addr", c.OpsAddr),
 		slog.String("redis_url", redact(c.RedisURL)),
 		slog.String("database_url", redact(c.DatabaseURL)),
 		slog.String("amqp_url", redact(c.AMQPURL)),

@@ -35,9 +35,6 @@ func infoFrom(ctx context.Context) *requestInfo {
 	return &requestInfo{}
 }
 
-// quietRoutes are logged at debug level: probes and scrapes.
-var quietRoutes = map[string]bool{"/livez": true, "/readyz": true, "/metrics": true}
-
 // observe gives each request an id (the client's X-Request-Id if it is
 // 1-64 visible ASCII characters, else a random one), echoes it, and after
 // the request records http_requests_total, http_request_duration_seconds
@@ -60,11 +57,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		elapsed := time.Since(start)
 		s.metrics.HTTPRequests.WithLabelValues(route, httpserver.Method(r.Method), strconv.Itoa(status)).Inc()
 		s.metrics.HTTPDuration.WithLabelValues(route).Observe(elapsed.Seconds())
-		level := slog.LevelInfo
-		if quietRoutes[route] && status < 500 {
-			level = slog.LevelDebug
-		}
-		s.log.LogAttrs(r.Context(), level, "request",
+		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 			slog.String("request_id", info.id), slog.String("method", r.Method), slog.String("path", r.URL.Path),
 			slog.String("route", route), slog.Int("status", status), slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
 			slog.Int("bytes", ww.BytesWritten()), slog.String("merchant", info.merchant),

@@ -58,9 +58,9 @@ func requestLog(r *http.Request, log *slog.Logger) *slog.Logger {
 }
 
 // observe logs every request and records its duration (labels from fixed
-// sets: httpserver.Method and httpserver.Route). Probes and /metrics
-// are logged at debug level. A request that got no answer at all (its
-// connection was dropped on purpose) is reported with code "none".
+// sets: httpserver.Method and httpserver.Route). A request that got no
+// answer at all (its connection was dropped on purpose) is reported with
+// code "none".
 func observe(log *slog.Logger, m *Metrics) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -74,12 +74,7 @@ func observe(log *slog.Logger, m *Metrics) func(http.Handler) http.Handler {
 					code = strconv.Itoa(rec.status)
 				}
 				m.duration.WithLabelValues(httpserver.Method(r.Method), route, code).Observe(elapsed.Seconds())
-				level := slog.LevelInfo
-				switch route {
-				case "/livez", "/readyz", "/metrics":
-					level = slog.LevelDebug
-				}
-				requestLog(r, log).Log(r.Context(), level, "request",
+				requestLog(r, log).Info("request",
 					"method", r.Method, "route", route, "code", code, "duration_ms", float64(elapsed.Microseconds())/1000)
 			}()
 			next.ServeHTTP(rec, r)
