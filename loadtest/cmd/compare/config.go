@@ -47,7 +47,7 @@ func loadConfig(args []string, stderr io.Writer) (config, error) {
 	fs.Float64Var(&c.PSPFailAfter, "psp-fail-after", 0.01, "share of psp charges whose answer is dropped after charging (0 to disable)")
 	fs.StringVar(&c.Out, "out", ".run/compare", "output directory")
 	fs.BoolVar(&c.ReportOnly, "report-only", false, "do not run; rebuild the table and chart from the runs in -out")
-	fs.StringVar(&ready, "ready", "127.0.0.1:8080,127.0.0.1:8082,127.0.0.1:8081,127.0.0.1:8083", "api and worker addresses of the local runtime")
+	fs.StringVar(&ready, "ready", "127.0.0.1:8084,127.0.0.1:8086,127.0.0.1:8081,127.0.0.1:8083", "ops addresses (/readyz) of the local runtime's apis and workers")
 	if err := fs.Parse(args[1:]); err != nil {
 		return config{}, err
 	}
