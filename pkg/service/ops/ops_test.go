@@ -18,7 +18,9 @@ import (
 func TestReadyz(t *testing.T) {
 	t.Parallel()
 	up := func(context.Context) error { return nil }
-	down := func(context.Context) error { return errors.New("dial tcp 10.0.0.7:6379: connect: connection refused (user oncepay)") }
+	down := func(context.Context) error {
+		return errors.New("dial tcp 10.0.0.7:6379: connect: connection refused (user oncepay)")
+	}
 	tests := []struct {
 		name     string
 		checks   []Check

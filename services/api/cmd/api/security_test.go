@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/oncepay/oncepay/internal/testenv"
 )
 
 // TestRandomMethodsAndPathsKeepMetricsBounded: 10,000 requests with made-up
@@ -167,5 +170,37 @@ func TestReadyzCarriesNoInternalDetail(t *testing.T) {
 	}
 	if a.logs.index("not ready", map[string]any{"check": "redis"}) < 0 {
 		t.Errorf("the Redis error is not in the log")
+	}
+}
+
+// TestStartupLogHasNoSecrets: the api's whole log, from start to a served
+// request, holds none of the passwords of DATABASE_URL, in the forms pgx
+// accepts besides userinfo (the harness Postgres trusts loopback, so any
+// password connects).
+func TestStartupLogHasNoSecrets(t *testing.T) {
+	t.Parallel()
+	base, err := url.Parse(testenv.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, port, _ := strings.Cut(base.Host, ":")
+	db := strings.TrimPrefix(base.Path, "/")
+	for name, tt := range map[string]struct{ url, secret string }{
+		"keyword/value quoted": {fmt.Sprintf("host=%s port=%s user=%s password='kv s3cret' dbname=%s sslmode=disable", host, port, base.User.Username(), db), "kv s3cret"},
+		"keyword/value":        {fmt.Sprintf("host=%s port=%s user=%s password=kv-pw-7f3a dbname=%s sslmode=disable", host, port, base.User.Username(), db), "kv-pw-7f3a"},
+		"query parameter":      {fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable&password=q-pw-9c1e", base.User.Username(), base.Host, db), "q-pw-9c1e"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			a := startAPI(t, apiOptions{env: map[string]string{"DATABASE_URL": tt.url}})
+			a.do(t, http.MethodGet, "/v1/payments/pay_x", map[string]string{"Authorization": "Bearer " + a.keys[a.merchantA]}, nil)
+			logs := a.logs.String()
+			if !strings.Contains(logs, `"msg":"starting"`) {
+				t.Fatalf("no start-up line in the log:\n%s", logs)
+			}
+			if strings.Contains(logs, tt.secret) {
+				t.Errorf("the log holds the password %q:\n%s", tt.secret, logs)
+			}
+		})
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncepay/oncepay/pkg/idem/naive"
 	"github.com/oncepay/oncepay/pkg/service/envconf"
+	"github.com/oncepay/oncepay/pkg/service/redact"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/redis/go-redis/v9"
 )
@@ -162,9 +163,9 @@ func (c Serve) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("listen_addr", c.ListenAddr),
 		slog.String("ops_addr", c.OpsAddr),
-		slog.String("redis_url", redact(c.RedisURL)),
-		slog.String("database_url", redact(c.DatabaseURL)),
-		slog.String("amqp_url", redact(c.AMQPURL)),
+		slog.String("redis_url", redact.Secret(c.RedisURL)),
+		slog.String("database_url", redact.Secret(c.DatabaseURL)),
+		slog.String("amqp_url", redact.Secret(c.AMQPURL)),
 		slog.Any("merchants", ids),
 		slog.String("idem_lease", c.IdemLease.String()),
 		slog.String("idem_retention", c.IdemRetention.String()),
@@ -181,14 +182,6 @@ func (c Serve) LogValue() slog.Value {
 		slog.String("shutdown_delay", c.ShutdownDelay.String()),
 		slog.Bool("migrate_on_start", c.MigrateOnStart),
 	)
-}
-
-func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable)"
-	}
-	return u.Redacted()
 }
 
 // checkURL records the problem of name when parse rejects v; an empty v is
