@@ -70,10 +70,6 @@ func simulatedError() *problem {
 		Detail: "injected fault (error_rate): nothing was charged; retry with the same key"}
 }
 
-func notReady(detail string) *problem {
-	return &problem{Type: problemBase + "not-ready", Title: "Not ready", Status: http.StatusServiceUnavailable, Detail: detail}
-}
-
 func notFound() *problem {
 	return &problem{Type: "about:blank", Title: "Not Found", Status: http.StatusNotFound}
 }
