@@ -453,6 +453,13 @@ func checkPodSecurity(t *testing.T, r rendered) {
 			if csc.Capabilities == nil || !slices.Contains(csc.Capabilities.Drop, "ALL") || len(csc.Capabilities.Add) > 0 {
 				t.Errorf("%s: capabilities must drop ALL and add none, got %+v", what, csc.Capabilities)
 			}
+			// set on the container too, so that it holds whatever the pod says
+			if csc.SeccompProfile == nil || csc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+				t.Errorf("%s: seccompProfile is not RuntimeDefault on the container", what)
+			}
+			if csc.RunAsNonRoot == nil || !*csc.RunAsNonRoot {
+				t.Errorf("%s: runAsNonRoot is not true on the container", what)
+			}
 			uid := sc.RunAsUser
 			if csc.RunAsUser != nil {
 				uid = csc.RunAsUser
