@@ -204,3 +204,40 @@ func TestStartupLogHasNoSecrets(t *testing.T) {
 		})
 	}
 }
+
+// TestRateLimitConsumesNoKey: past its burst a merchant gets 429 with
+// Retry-After; the refused request leaves no boundary record in Redis and
+// no payment, so its Idempotency-Key is still free, and another merchant is
+// not limited by it.
+func TestRateLimitConsumesNoKey(t *testing.T) {
+	t.Parallel()
+	a := startAPI(t, apiOptions{env: map[string]string{"API_RATE_LIMIT": "0.2", "API_RATE_BURST": "2"}})
+	for i := range 2 {
+		if r := a.post(t, a.merchantA, testenv.Name(t, fmt.Sprint("k", i)), paymentBody); r.Status != http.StatusAccepted {
+			t.Fatalf("payment %d within the burst = %d %s, want 202", i, r.Status, r.Body)
+		}
+	}
+	key := testenv.Name(t, "limited")
+	r := a.post(t, a.merchantA, key, paymentBody)
+	if r.Status != http.StatusTooManyRequests || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("payment past the burst = %d Retry-After %q %s, want 429 with Retry-After", r.Status, r.Header.Get("Retry-After"), r.Body)
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "application/problem+json" {
+		t.Errorf("429 Content-Type = %q, want application/problem+json", ct)
+	}
+	keys := a.redisKeys(t, a.merchantA)
+	if len(keys) != 2 {
+		t.Errorf("boundary records of merchant A: %v, want the two accepted payments'", keys)
+	}
+	for _, k := range keys {
+		if strings.Contains(k, key) {
+			t.Errorf("a boundary record %s exists for the refused request", k)
+		}
+	}
+	if n := a.count(t, `SELECT count(*) FROM payments WHERE idempotency_key = $1`, key); n != 0 {
+		t.Errorf("%d payments for the refused request, want 0", n)
+	}
+	if r := a.post(t, a.merchantB, key, paymentBody); r.Status != http.StatusAccepted {
+		t.Errorf("merchant B, not limited: %d %s, want 202", r.Status, r.Body)
+	}
+}

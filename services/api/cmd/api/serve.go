@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -115,6 +117,7 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 		Boundary:    idempotency,
 		Payments:    pays,
 		Metrics:     m,
+		RateLimits:  httpapi.NewRateLimits(slices.Collect(maps.Keys(cfg.Merchants)), cfg.RateLimit, cfg.RateBurst),
 		WorkTimeout: cfg.IdemLease,
 		EndRetry:    cfg.IdemEndRetry,
 	}), log)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/url"
 	"strings"
@@ -34,6 +35,11 @@ type Serve struct {
 	// Merchants maps merchant id to API key (API_MERCHANT_KEYS). Both are
 	// unique: no merchant twice, no key shared by two merchants.
 	Merchants map[string]string
+	// RateLimit (API_RATE_LIMIT) is each merchant's request rate per second
+	// and api instance, RateBurst (API_RATE_BURST) how many it may send at
+	// once; 0 turns the limit off.
+	RateLimit float64
+	RateBurst int
 
 	IdemLease     time.Duration // IDEM_LEASE
 	IdemRetention time.Duration // IDEM_RETENTION
@@ -100,6 +106,11 @@ func LoadServe(getenv func(string) string, hostname string) (Serve, error) {
 		PprofAddr:      p.String("API_PPROF_ADDR", ""),
 	}
 	c.Merchants = merchants(p, "API_MERCHANT_KEYS")
+	c.RateLimit = p.Float64("API_RATE_LIMIT", 0)
+	c.RateBurst = p.Positive("API_RATE_BURST", max(1, int(2*c.RateLimit)))
+	if c.RateLimit < 0 || math.IsNaN(c.RateLimit) || math.IsInf(c.RateLimit, 0) {
+		p.Fail("API_RATE_LIMIT", "must be a finite number of requests per second, 0 (off) or more")
+	}
 	if c.PprofAddr != "" {
 		if _, _, err := net.SplitHostPort(c.PprofAddr); err != nil {
 			p.Fail("API_PPROF_ADDR", fmt.Sprintf("%q is not host:port: %v", c.PprofAddr, err))
@@ -167,6 +178,8 @@ func (c Serve) LogValue() slog.Value {
 		slog.String("database_url", redact.Secret(c.DatabaseURL)),
 		slog.String("amqp_url", redact.Secret(c.AMQPURL)),
 		slog.Any("merchants", ids),
+		slog.Float64("rate_limit", c.RateLimit),
+		slog.Int("rate_burst", c.RateBurst),
 		slog.String("idem_lease", c.IdemLease.String()),
 		slog.String("idem_retention", c.IdemRetention.String()),
 		slog.String("idem_timeout", c.IdemTimeout.String()),

@@ -44,6 +44,7 @@ func TestLoadServeDefaults(t *testing.T) {
 		DatabaseURL:   "postgres://u:secret@127.0.0.1:5432/db",
 		AMQPURL:       "amqp://guest:guest@127.0.0.1:5672/",
 		Merchants:     map[string]string{"merchant_a": keyA, "merchant_b": keyB},
+		RateBurst:     1,
 		IdemLease:     10 * time.Second,
 		IdemRetention: 24 * time.Hour,
 		IdemTimeout:   500 * time.Millisecond,

@@ -12,7 +12,7 @@ func (s *Server) routes() {
 	s.mux.MethodNotAllowed(s.handle(s.methodNotAllowed))
 
 	s.mux.Route("/v1", func(r chi.Router) {
-		r.Use(s.authenticate)
+		r.Use(s.authenticate, s.limit)
 		r.Post("/payments", s.handle(s.createPayment))
 		r.Get("/payments/{id}", s.handle(s.getPayment))
 	})

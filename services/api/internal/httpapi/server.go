@@ -30,13 +30,16 @@ type PaymentStore interface {
 	Get(ctx context.Context, merchant, id string) (payments.Payment, error)
 }
 
-// Deps are the dependencies of the HTTP server. All are required.
+// Deps are the dependencies of the HTTP server. All but RateLimits are
+// required.
 type Deps struct {
 	Logger   *slog.Logger
 	Keys     Keyring
 	Boundary Boundary
 	Payments PaymentStore
 	Metrics  *metrics.Metrics
+	// RateLimits, if not nil, limits each merchant's requests (429).
+	RateLimits *RateLimits
 	// WorkTimeout bounds the work done under a boundary lease; use the
 	// lease length, since past it another request may take the key over.
 	WorkTimeout time.Duration
@@ -54,6 +57,7 @@ type Server struct {
 	boundary    Boundary
 	payments    PaymentStore
 	metrics     *metrics.Metrics
+	limits      *RateLimits
 	workTimeout time.Duration
 	endRetry    time.Duration
 }
@@ -67,6 +71,7 @@ func NewServer(d Deps) http.Handler {
 		boundary:    d.Boundary,
 		payments:    d.Payments,
 		metrics:     d.Metrics,
+		limits:      d.RateLimits,
 		workTimeout: d.WorkTimeout,
 		endRetry:    d.EndRetry,
 	}
