@@ -47,19 +47,19 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 	}
 	opsLn, err := net.Listen("tcp", cfg.OpsAddr)
 	if err != nil {
-		ln.Close()
+		_ = ln.Close()
 		return fmt.Errorf("listen (ops): %w", err)
 	}
 	defer opsLn.Close()
 	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
 	if err != nil {
-		ln.Close()
+		_ = ln.Close()
 		return fmt.Errorf("postgres pool: %w", err)
 	}
 	if cfg.MigrateOnStart {
 		applied, err := migrations.Apply(ctx, pool)
 		if err != nil {
-			ln.Close()
+			_ = ln.Close()
 			pool.Close()
 			return err
 		}
@@ -68,7 +68,7 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 
 	redisOpt, err := redis.ParseURL(cfg.RedisURL)
 	if err != nil {
-		ln.Close()
+		_ = ln.Close()
 		pool.Close()
 		return fmt.Errorf("redis url: %w", err)
 	}
@@ -155,17 +155,17 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("grace period over: closing connections of unfinished requests", "err", err)
-		srv.Close()
+		_ = srv.Close()
 	}
-	opsSrv.Close()
+	_ = opsSrv.Close()
 	log.Info("http server stopped")
 	stopRelay()
 	within(deadline, log, "outbox relay", func() { <-relayDone })
 	if err := box.Wait(sctx); err != nil {
 		log.Warn("inline publishes still running; unconfirmed rows stay for the relay", "err", err)
 	}
-	within(deadline, log, "rabbitmq", func() { pub.Close() })
-	within(deadline, log, "redis", func() { rdb.Close() })
+	within(deadline, log, "rabbitmq", func() { _ = pub.Close() })
+	within(deadline, log, "redis", func() { _ = rdb.Close() })
 	within(deadline, log, "postgres", pool.Close)
 	log.Info("stopped")
 	return failure

@@ -101,7 +101,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, pool *pgxpool.Pool
 	}
 	opsLn, err := net.Listen("tcp", cfg.OpsAddr)
 	if err != nil {
-		ln.Close()
+		_ = ln.Close()
 		return fmt.Errorf("listen (ops): %w", err)
 	}
 	defer opsSrv.Close()

@@ -40,7 +40,7 @@ func (l *Loop) settle(r result) {
 	default:
 		q := l.retryQueue(r.msg.Attempt-1, retryAfter(r.err))
 		log.Info("delayed retry", "outcome", r.outcome, "queue", q.Queue, "delay", q.Delay.String(), "err", r.err)
-		l.forward(log, r.t, r.outcome, q.Queue, amqp.Table{HeaderRetryCount: int32(r.msg.Attempt)}, true)
+		l.forward(log, r.t, r.outcome, q.Queue, amqp.Table{HeaderRetryCount: int32(r.msg.Attempt)}, true) // #nosec G115 -- attempts are bounded by the delivery limit
 	}
 }
 
