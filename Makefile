@@ -12,6 +12,11 @@ MAKEFLAGS += --no-print-directory
 GO      ?= go
 HARNESS := scripts/harness
 
+# staticcheck, pinned (honnef.co/go/tools v0.8.2 is staticcheck 2026.2.2);
+# installed into bin/ once per version by make staticcheck.
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK         := $(CURDIR)/bin/staticcheck
+
 # in-modules runs $(1) inside every workspace module (`go list -m` in workspace
 # mode lists them), prints one summary line per module and fails if any failed.
 # $(2) names the step in the summary.
@@ -45,7 +50,7 @@ test-go: ## go test -race -count=1 -p 1 ./... in every module (needs the service
 	$(call in-modules,$(GO) test -race -count=1 -p 1 ./...,test)
 
 .PHONY: lint
-lint: ## gofmt check and go vet in every module (reports both before failing)
+lint: ## gofmt check, go vet and the pinned staticcheck in every module (reports all before failing)
 	@status=0; \
 	unformatted=$$(gofmt -l $$($(GO) list -m -f '{{.Dir}}') | sed 's|^$(CURDIR)/||'); \
 	if [[ -n $$unformatted ]]; then \
@@ -54,6 +59,7 @@ lint: ## gofmt check and go vet in every module (reports both before failing)
 		status=1; \
 	fi; \
 	$(MAKE) vet || status=1; \
+	$(MAKE) staticcheck || status=1; \
 	exit $$status
 
 .PHONY: docs-check
@@ -63,6 +69,14 @@ docs-check: ## check the docs: Mermaid blocks parse and show their text, links a
 .PHONY: vet
 vet: ## go vet ./... in every module
 	$(call in-modules,$(GO) vet ./...,vet)
+
+.PHONY: staticcheck
+staticcheck: ## staticcheck ./... in every module, with the pinned version (installed into bin/ on first use)
+	@[[ -x $(STATICCHECK) && "$$(cat bin/.staticcheck.version 2>/dev/null)" == $(STATICCHECK_VERSION) ]] || { \
+		echo "installing staticcheck $(STATICCHECK_VERSION) into bin/" >&2; \
+		GOBIN=$(CURDIR)/bin GOWORK=off GOFLAGS=-buildvcs=false $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) && \
+		echo $(STATICCHECK_VERSION) >bin/.staticcheck.version; }
+	$(call in-modules,$(STATICCHECK) ./...,staticcheck)
 
 .PHONY: fmt
 fmt: ## gofmt -w every module

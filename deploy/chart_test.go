@@ -263,8 +263,95 @@ func TestChartObjects(t *testing.T) {
 		checkStatefulSets(t, r)
 		checkHooks(t, r)
 		checkNetworkPolicies(t, r)
+		checkOpsPorts(t, r)
 		checkRBAC(t, r)
 	})
+}
+
+// opsEnv names the variable of each service's ops listener; the worker's
+// only listener is its ops listener.
+var opsEnv = map[string]string{"api": "API_OPS_ADDR", "psp": "PSP_OPS_ADDR", "worker": "WORKER_LISTEN_ADDR"}
+
+// checkOpsPorts: /livez, /readyz and /metrics are on each service's ops
+// listener: the probes and the Prometheus annotation use its port, which
+// is not the api's or the psp's client port, no Service publishes it, and
+// the NetworkPolicies let only metricsFrom (Prometheus) reach it.
+func checkOpsPorts(t *testing.T, r rendered) {
+	opsPorts := map[string]int32{} // component -> ops port
+	for _, o := range r.byKind("Deployment") {
+		d := o.obj.(*appsv1.Deployment)
+		for _, c := range d.Spec.Template.Spec.Containers {
+			what := "Deployment/" + d.Name + " container " + c.Name
+			env, ok := opsEnv[c.Name]
+			if !ok {
+				continue
+			}
+			addr, ok := envValue(c, env)
+			if !ok {
+				t.Errorf("%s: %s is not set", what, env)
+				continue
+			}
+			var port int32
+			fmt.Sscanf(addr[strings.LastIndex(addr, ":")+1:], "%d", &port)
+			opsPorts[c.Name] = port
+			portOf := map[string]int32{}
+			for _, p := range c.Ports {
+				portOf[p.Name] = p.ContainerPort
+			}
+			if c.Name != "worker" && (portOf["ops"] != port || portOf["http"] == port) {
+				t.Errorf("%s: ports %v, want ops = %s (%d), apart from http", what, portOf, env, port)
+			}
+			for _, pr := range []*corev1.Probe{c.LivenessProbe, c.ReadinessProbe, c.StartupProbe} {
+				if pr == nil || pr.HTTPGet == nil {
+					continue // checkProbesAndDrain reports it
+				}
+				if got := pr.HTTPGet.Port; portOf[got.StrVal] != port {
+					t.Errorf("%s: probe %s on port %s, want the ops port %d", what, pr.HTTPGet.Path, got.String(), port)
+				}
+			}
+			if ann := d.Spec.Template.Annotations["prometheus.io/port"]; ann != "" && ann != fmt.Sprint(port) {
+				t.Errorf("%s: prometheus.io/port %s, want the ops port %d", what, ann, port)
+			}
+		}
+	}
+	for _, o := range r.byKind("Service") {
+		svc := o.obj.(*corev1.Service)
+		comp := svc.Labels["app.kubernetes.io/component"]
+		for _, p := range svc.Spec.Ports {
+			if comp != "worker" && opsPorts[comp] != 0 && (p.Port == opsPorts[comp] || p.TargetPort.IntVal == opsPorts[comp] || p.TargetPort.StrVal == "ops") {
+				t.Errorf("Service %s publishes the ops port %d", svc.Name, opsPorts[comp])
+			}
+		}
+	}
+	if r.set.name == "no-networkpolicy" || r.set.name == "minimal" {
+		return
+	}
+	for _, o := range r.byKind("NetworkPolicy") {
+		np := o.obj.(*networkingv1.NetworkPolicy)
+		comp := np.Spec.PodSelector.MatchLabels["app.kubernetes.io/component"]
+		ops, ok := opsPorts[comp]
+		if !ok {
+			continue
+		}
+		allowed := false
+		for _, rule := range np.Spec.Ingress {
+			for _, p := range rule.Ports {
+				if p.Port == nil || p.Port.IntVal != ops {
+					continue
+				}
+				allowed = true
+				// the default metricsFrom: any pod of the cluster, no ipBlock, never "anyone"
+				if len(rule.From) == 0 || slices.ContainsFunc(rule.From, func(peer networkingv1.NetworkPolicyPeer) bool {
+					return peer.NamespaceSelector == nil || peer.IPBlock != nil
+				}) {
+					t.Errorf("NetworkPolicy %s: ops port %d open to %+v, want only networkPolicy.metricsFrom", np.Name, ops, rule.From)
+				}
+			}
+		}
+		if !allowed {
+			t.Errorf("NetworkPolicy %s: nothing may reach the ops port %d (Prometheus cannot scrape)", np.Name, ops)
+		}
+	}
 }
 
 var standardLabels = []string{
@@ -365,6 +452,13 @@ func checkPodSecurity(t *testing.T, r rendered) {
 			}
 			if csc.Capabilities == nil || !slices.Contains(csc.Capabilities.Drop, "ALL") || len(csc.Capabilities.Add) > 0 {
 				t.Errorf("%s: capabilities must drop ALL and add none, got %+v", what, csc.Capabilities)
+			}
+			// set on the container too, so that it holds whatever the pod says
+			if csc.SeccompProfile == nil || csc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+				t.Errorf("%s: seccompProfile is not RuntimeDefault on the container", what)
+			}
+			if csc.RunAsNonRoot == nil || !*csc.RunAsNonRoot {
+				t.Errorf("%s: runAsNonRoot is not true on the container", what)
 			}
 			uid := sc.RunAsUser
 			if csc.RunAsUser != nil {

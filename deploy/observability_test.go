@@ -105,7 +105,8 @@ func TestPrometheusConfig(t *testing.T) {
 	}
 	readYAML(t, "deploy/observability/prometheus/prometheus.yml", &cfg)
 	cf, _ := loadCompose(t)
-	ports := map[string]string{"api": "8080", "worker": "8081", "psp": "8090", "rabbitmq": "15692"}
+	// the ops listeners (API_OPS_ADDR, WORKER_LISTEN_ADDR, PSP_OPS_ADDR), never a payments port
+	ports := map[string]string{"api": "8084", "worker": "8081", "psp": "8091", "rabbitmq": "15692"}
 	jobs := map[string][]string{}
 	for _, sc := range cfg.ScrapeConfigs {
 		for _, st := range sc.StaticConfigs {

@@ -40,7 +40,7 @@ func runWait(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			conn, err := d.DialContext(actx, "tcp", addr)
 			acancel()
 			if err == nil {
-				conn.Close()
+				_ = conn.Close() // only the connect mattered
 				fmt.Fprintf(stdout, "%s is up (%s)\n", addr, time.Since(t0).Round(time.Millisecond))
 				break
 			}

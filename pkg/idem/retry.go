@@ -62,7 +62,7 @@ func Retry(ctx context.Context, b Backoff, op func(context.Context) error) error
 		if left <= 0 {
 			return err
 		}
-		t := time.NewTimer(min(pause/2+rand.N(pause/2+1), left))
+		t := time.NewTimer(min(pause/2+rand.N(pause/2+1), left)) // #nosec G404 -- jitter spreads retries; it needs no secrecy
 		select {
 		case <-ctx.Done():
 			t.Stop()

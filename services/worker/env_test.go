@@ -78,14 +78,14 @@ func newEnv(t testing.TB, pspEnv map[string]string) *env {
 	e.pub = newPublisher(t, e.amqpURL)
 
 	env := map[string]string{
-		"PSP_LISTEN_ADDR": "127.0.0.1:0", "PSP_DATABASE_URL": testenv.NewDatabase(t),
+		"PSP_LISTEN_ADDR": "127.0.0.1:0", "PSP_OPS_ADDR": "127.0.0.1:0", "PSP_DATABASE_URL": testenv.NewDatabase(t),
 		"PSP_LATENCY": "0ms", "PSP_LATENCY_JITTER": "0ms", "PSP_SEED": "1", "PSP_SHUTDOWN_GRACE": "2s",
 	}
 	maps.Copy(env, pspEnv)
 	p := startProcess(t, "psp", bins.binary(t, "psp", "github.com/oncepay/oncepay/services/psp/cmd/psp"), env)
 	e.pspURL = "http://" + p.addr
 	e.psp = pspclient.New(e.pspURL, nil)
-	waitReady(t, p.addr, 10*time.Second)
+	waitReady(t, p.ops, 10*time.Second)
 	return e
 }
 

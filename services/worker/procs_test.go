@@ -82,6 +82,7 @@ type logSink struct {
 	lines []string
 	buf   []byte
 	addr  chan string
+	ops   string // the ops_addr of the "listening" line, if any
 }
 
 func newLogSink() *logSink { return &logSink{addr: make(chan string, 1)} }
@@ -98,8 +99,12 @@ func (s *logSink) Write(p []byte) (int, error) {
 		line := string(s.buf[:i])
 		s.buf = s.buf[i+1:]
 		s.lines = append(s.lines, line)
-		var l struct{ Msg, Addr string }
+		var l struct {
+			Msg, Addr string
+			OpsAddr   string `json:"ops_addr"`
+		}
 		if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "listening" && l.Addr != "" {
+			s.ops = l.OpsAddr
 			select {
 			case s.addr <- l.Addr:
 			default:
@@ -165,6 +170,7 @@ type process struct {
 	cmd  *exec.Cmd
 	logs *logSink
 	addr string
+	ops  string // the ops listener's address (api, psp); "" for the worker, whose addr is its ops listener
 	done chan error
 }
 
@@ -187,6 +193,9 @@ func startProcess(t testing.TB, name, bin string, env map[string]string) *proces
 	p.logs.dumpOnFailure(t, name)
 	t.Cleanup(func() { p.stop(t) })
 	p.addr = p.logs.waitAddr(t, name, p.done)
+	p.logs.mu.Lock()
+	p.ops = p.logs.ops
+	p.logs.mu.Unlock()
 	return p
 }
 

@@ -66,8 +66,8 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.Float64Var(&c.PSPFailAfter, "psp-fail-after", 0.01, "share of psp charges whose answer is dropped after charging (0 to disable)")
 	fs.StringVar(&c.Out, "out", ".run/compare", "output directory")
 	fs.BoolVar(&c.ReportOnly, "report-only", false, "do not run; rebuild the table and chart from the runs in -out")
-	fs.StringVar(&ready, "ready", fmt.Sprintf("127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d", base, base+2, base+1, base+3),
-		"api and worker addresses of the local runtime")
+	fs.StringVar(&ready, "ready", fmt.Sprintf("127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d", base+4, base+6, base+1, base+3),
+		"ops addresses (/readyz) of the local runtime's apis and workers")
 	if err := fs.Parse(args[1:]); err != nil {
 		return config{}, err
 	}

@@ -35,7 +35,7 @@ func Serve(ctx context.Context, addr, envName string, log *slog.Logger) {
 	}
 	log.Warn("pprof enabled ("+envName+"); do not expose it", "addr", ln.Addr().String())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	stop := context.AfterFunc(ctx, func() { srv.Close() })
+	stop := context.AfterFunc(ctx, func() { _ = srv.Close() })
 	defer stop()
 	_ = srv.Serve(ln)
 }

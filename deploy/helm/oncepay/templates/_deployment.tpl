@@ -12,6 +12,9 @@ waitFor names the services the pod waits for (TCP) before it starts.
 {{- $c := .c }}
 {{- $component := .component }}
 {{- $sel := dict "ctx" $ctx "component" $component }}
+{{- /* the ops listener (/livez /readyz /metrics): its own port, or the worker's only one */}}
+{{- $opsPort := $c.opsPort | default $c.port }}
+{{- $opsName := ternary "ops" "http" (hasKey $c "opsPort") }}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -32,7 +35,7 @@ spec:
       labels:
         {{- include "oncepay.labels" $sel | nindent 8 }}
       annotations:
-        {{- include "oncepay.podAnnotations" (dict "ctx" $ctx "port" $c.port) | nindent 8 }}
+        {{- include "oncepay.podAnnotations" (dict "ctx" $ctx "port" $opsPort) | nindent 8 }}
     spec:
       automountServiceAccountToken: false
       enableServiceLinks: false
@@ -54,22 +57,25 @@ spec:
           imagePullPolicy: {{ $ctx.Values.image.pullPolicy }}
           ports:
             - {name: http, containerPort: {{ $c.port }}, protocol: TCP}
+            {{- if hasKey $c "opsPort" }}
+            - {name: ops, containerPort: {{ $c.opsPort }}, protocol: TCP}
+            {{- end }}
           env:
             {{- .env | trim | nindent 12 }}
             - {name: LOG_LEVEL, value: {{ $c.logLevel | quote }}}
             {{- include "oncepay.extraEnv" $c.env | nindent 12 }}
           {{- include "oncepay.lifecycle" $c | nindent 10 }}
           startupProbe:
-            httpGet: {path: /livez, port: http}
+            httpGet: {path: /livez, port: {{ $opsName }}}
             periodSeconds: 1
             failureThreshold: 60
           livenessProbe:
-            httpGet: {path: /livez, port: http}
+            httpGet: {path: /livez, port: {{ $opsName }}}
             periodSeconds: 10
             timeoutSeconds: 2
             failureThreshold: 3
           readinessProbe:
-            httpGet: {path: /readyz, port: http}
+            httpGet: {path: /readyz, port: {{ $opsName }}}
             periodSeconds: 2
             timeoutSeconds: 2
             failureThreshold: 2

@@ -93,8 +93,11 @@ seccompProfile:
 allowPrivilegeEscalation: false
 readOnlyRootFilesystem: true
 privileged: false
+runAsNonRoot: true
 capabilities:
   drop: [ALL]
+seccompProfile:
+  type: RuntimeDefault
 {{- end }}
 
 {{/* Drain timing: preStop + SHUTDOWN_GRACE + slack (see values.yaml) */}}

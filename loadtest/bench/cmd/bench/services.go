@@ -65,13 +65,13 @@ func (b *bench) logPath(name string) string { return filepath.Join(b.cfg.Out, "l
 
 // startPSP starts the psp simulator with scripts/local's latency.
 func (b *bench) startPSP(ctx context.Context) (*proc.Proc, error) {
-	env := []string{"PSP_LISTEN_ADDR=" + pspAddr, "PSP_DATABASE_URL=" + withDB(b.cfg.AdminDB, dbPSP),
+	env := []string{"PSP_LISTEN_ADDR=" + pspAddr, "PSP_OPS_ADDR=" + opsAddr(pspAddr), "PSP_DATABASE_URL=" + withDB(b.cfg.AdminDB, dbPSP),
 		"PSP_LATENCY=" + b.cfg.PSPLatency, "PSP_LATENCY_JITTER=25ms", "PSP_SHUTDOWN_GRACE=10s", "LOG_LEVEL=info"}
 	p, err := b.procs.Start("psp", []string{b.bin("psp")}, env, b.cfg.Out, b.logPath("psp"))
 	if err != nil {
 		return nil, err
 	}
-	return p, b.waitReady(ctx, p, pspAddr)
+	return p, b.waitReady(ctx, p, opsAddr(pspAddr))
 }
 
 // startAPIs starts the variant's api replicas.
@@ -79,7 +79,7 @@ func (b *bench) startAPIs(ctx context.Context, v *variant) error {
 	for i, addr := range v.APIs {
 		name := fmt.Sprintf("api-%s-%d", v.Name, i+1)
 		env := []string{"REDIS_URL=" + b.cfg.RedisURL, "DATABASE_URL=" + withDB(b.cfg.AdminDB, dbE2E), "AMQP_URL=" + b.cfg.AMQPURL,
-			"API_LISTEN_ADDR=" + addr, "API_MERCHANT_KEYS=" + merchantKeys, "API_INSTANCE=" + name,
+			"API_LISTEN_ADDR=" + addr, "API_OPS_ADDR=" + opsAddr(addr), "API_MERCHANT_KEYS=" + merchantKeys, "API_INSTANCE=" + name,
 			"IDEM_LEASE=10s", "SHUTDOWN_GRACE=10s", "LOG_LEVEL=info", "AMQP_EXCHANGE=" + v.Exchange, "AMQP_QUEUE=" + v.Queue,
 			"IDEM_STRATEGY=" + v.Strategy}
 		if b.cfg.Profile {
@@ -96,7 +96,7 @@ func (b *bench) startAPIs(ctx context.Context, v *variant) error {
 		v.apiProcs = append(v.apiProcs, p)
 	}
 	for i, p := range v.apiProcs {
-		if err := b.waitReady(ctx, p, v.APIs[i]); err != nil {
+		if err := b.waitReady(ctx, p, opsAddr(v.APIs[i])); err != nil {
 			return err
 		}
 	}
@@ -128,6 +128,14 @@ func (b *bench) startWorkers(ctx context.Context, v *variant) error {
 		}
 	}
 	return nil
+}
+
+// opsAddr is the ops listener (/livez, /readyz, /metrics) of the api or
+// the psp on addr: its port + 200.
+func opsAddr(addr string) string {
+	host, port, _ := net.SplitHostPort(addr)
+	n, _ := strconv.Atoi(port)
+	return net.JoinHostPort(host, strconv.Itoa(n+200))
 }
 
 // pprofAddr is where a service listening on addr serves pprof (port + 100)

@@ -30,7 +30,8 @@ const redisDB = 2
 // api is one api process, started through run on port 0 for one test, with
 // its own Postgres database, RabbitMQ exchange and merchants.
 type api struct {
-	base      string // http://127.0.0.1:port
+	base      string // http://127.0.0.1:port, the payments port
+	ops       string // http://127.0.0.1:port, the ops listener (/livez, /readyz, /metrics)
 	pool      *pgxpool.Pool
 	rdb       *redis.Client // database redisDB
 	amqpURL   string
@@ -85,6 +86,7 @@ func startAPI(t *testing.T, o apiOptions) *api {
 	a.keys = map[string]string{a.merchantA: "sk_test_" + a.merchantA, a.merchantB: "sk_test_" + a.merchantB}
 	env := map[string]string{
 		"API_LISTEN_ADDR":       "127.0.0.1:0",
+		"API_OPS_ADDR":          "127.0.0.1:0",
 		"REDIS_URL":             redisURL.String(),
 		"DATABASE_URL":          dbURL,
 		"AMQP_URL":              a.amqpURL,
@@ -128,8 +130,8 @@ func startAPI(t *testing.T, o apiOptions) *api {
 	})
 
 	select {
-	case addr := <-a.logs.listening:
-		a.base = "http://" + addr
+	case addrs := <-a.logs.listening:
+		a.base, a.ops = "http://"+addrs[0], "http://"+addrs[1]
 	case <-a.exited:
 		t.Fatalf("run returned before listening: %v\n%s", a.err, a.logs.String())
 	case <-time.After(15 * time.Second):
@@ -139,7 +141,7 @@ func startAPI(t *testing.T, o apiOptions) *api {
 	if o.notReady {
 		probe = "/livez"
 	}
-	waitStatus(t, a.base+probe, http.StatusOK, 15*time.Second)
+	waitStatus(t, a.ops+probe, http.StatusOK, 15*time.Second)
 	return a
 }
 
@@ -192,10 +194,10 @@ type logSink struct {
 	buf       bytes.Buffer
 	partial   []byte
 	lines     []map[string]any
-	listening chan string
+	listening chan [2]string // the payments and the ops address
 }
 
-func newLogSink() *logSink { return &logSink{listening: make(chan string, 1)} }
+func newLogSink() *logSink { return &logSink{listening: make(chan [2]string, 1)} }
 
 func (s *logSink) Write(p []byte) (int, error) {
 	s.mu.Lock()
@@ -211,7 +213,7 @@ func (s *logSink) Write(p []byte) (int, error) {
 		if json.Unmarshal(s.partial[:i], &line) == nil {
 			s.lines = append(s.lines, line)
 			if line["msg"] == "listening" {
-				s.listening <- line["addr"].(string)
+				s.listening <- [2]string{line["addr"].(string), line["ops_addr"].(string)}
 			}
 		}
 		s.partial = s.partial[i+1:]
@@ -280,7 +282,13 @@ type fieldError struct {
 // as is.
 func (a *api) do(t *testing.T, method, path string, header map[string]string, body []byte) response {
 	t.Helper()
-	req, err := http.NewRequest(method, a.base+path, bytes.NewReader(body))
+	return a.on(t, a.base, method, path, header, body)
+}
+
+// on sends a request to base (a.base or a.ops).
+func (a *api) on(t *testing.T, base, method, path string, header map[string]string, body []byte) response {
+	t.Helper()
+	req, err := http.NewRequest(method, base+path, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,6 +305,12 @@ func (a *api) do(t *testing.T, method, path string, header map[string]string, bo
 		t.Fatal(err)
 	}
 	return response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+}
+
+// opsGet sends GET path to the ops listener.
+func (a *api) opsGet(t *testing.T, path string) response {
+	t.Helper()
+	return a.on(t, a.ops, http.MethodGet, path, nil, nil)
 }
 
 // post creates a payment as merchant with key.
@@ -364,7 +378,7 @@ func closedAddr(t *testing.T) string {
 // labels exactly as exposed, e.g. `payments_created_total`), or -1.
 func (a *api) metric(t *testing.T, sample string) float64 {
 	t.Helper()
-	r := a.do(t, http.MethodGet, "/metrics", nil, nil)
+	r := a.opsGet(t, "/metrics")
 	sc := bufio.NewScanner(bytes.NewReader(r.Body))
 	for sc.Scan() {
 		name, value, ok := strings.Cut(sc.Text(), " ")

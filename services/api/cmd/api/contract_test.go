@@ -235,7 +235,7 @@ func TestStatusCodeContract(t *testing.T) {
 		},
 		{
 			name:       "503 readyz while Redis is unreachable",
-			send:       func(t *testing.T) response { return down.do(t, http.MethodGet, "/readyz", nil, nil) },
+			send:       func(t *testing.T) response { return down.opsGet(t, "/readyz") },
 			wantStatus: http.StatusServiceUnavailable,
 			check: func(t *testing.T, r response) {
 				var rep struct {

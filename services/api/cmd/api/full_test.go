@@ -50,7 +50,7 @@ func TestRedisFullRefusesNewPayments(t *testing.T) {
 		t.Errorf("replay on a full Redis: %d %s (replayed %q), want the first answer replayed",
 			replay.Status, replay.Body, replay.Header.Get("Idempotent-Replayed"))
 	}
-	if got := a.do(t, http.MethodGet, "/readyz", nil, nil); got.Status != http.StatusOK {
+	if got := a.opsGet(t, "/readyz"); got.Status != http.StatusOK {
 		t.Errorf("/readyz on a full Redis: %d %s, want 200 (Redis answers; replays are served)", got.Status, got.Body)
 	}
 	// What an operator's alerts see: the refusal counted apart from an

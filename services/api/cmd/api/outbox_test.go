@@ -183,7 +183,7 @@ func TestRelayAfterRabbitMQOutage(t *testing.T) {
 		return a.count(t, `SELECT count(*) FROM outbox WHERE payment_id = $1 AND published_at IS NULL
 			AND attempts >= 1 AND last_error <> ''`, id) == 1
 	})
-	ready := a.do(t, http.MethodGet, "/readyz", nil, nil)
+	ready := a.opsGet(t, "/readyz")
 	var rep struct {
 		Checks map[string]struct{ Status string }
 	}
@@ -202,5 +202,5 @@ func TestRelayAfterRabbitMQOutage(t *testing.T) {
 	if got := a.metric(t, `outbox_published_total{path="relay"}`); got < 1 {
 		t.Errorf(`outbox_published_total{path="relay"} = %v, want >= 1`, got)
 	}
-	waitStatus(t, a.base+"/readyz", http.StatusOK, time.Second)
+	waitStatus(t, a.ops+"/readyz", http.StatusOK, time.Second)
 }

@@ -37,12 +37,12 @@ func TestPostgresRestart(t *testing.T) {
 	if state, _ := a.rdb.HGet(t.Context(), "idem:v1:{"+a.merchantA+":"+key+"}", "api:state").Result(); state != "" {
 		t.Errorf("the failed request's stage is %q, want released (absent)", state)
 	}
-	waitStatus(t, a.base+"/readyz", http.StatusServiceUnavailable, 3*time.Second)
+	waitStatus(t, a.ops+"/readyz", http.StatusServiceUnavailable, 3*time.Second)
 
 	testenv.Harness(t, "start", "postgres")
 	started = true
 	a.pool.Reset() // the test's own connections died with the server
-	waitStatus(t, a.base+"/readyz", http.StatusOK, 15*time.Second)
+	waitStatus(t, a.ops+"/readyz", http.StatusOK, 15*time.Second)
 
 	var retry response
 	waitFor(t, 10*time.Second, "the retry answered 202", func() bool {

@@ -121,7 +121,7 @@ func TestMetrics(t *testing.T) {
 	if used := a.metric(t, "redis_memory_used_bytes"); used <= 0 {
 		t.Errorf("redis_memory_used_bytes = %v, want Redis's used_memory", used)
 	}
-	if r := a.do(t, http.MethodGet, "/livez", nil, nil); r.Status != http.StatusOK {
+	if r := a.opsGet(t, "/livez"); r.Status != http.StatusOK {
 		t.Errorf("livez = %d", r.Status)
 	}
 }

@@ -4,12 +4,16 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
-	"net/http"
+	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/oncepay/oncepay/pkg/idem"
 	"github.com/oncepay/oncepay/pkg/message"
+	"github.com/oncepay/oncepay/pkg/service/httpserver"
+	"github.com/oncepay/oncepay/pkg/service/ops"
 	"github.com/oncepay/oncepay/pkg/service/pgpool"
 	"github.com/oncepay/oncepay/pkg/service/pprofserve"
 	"github.com/oncepay/oncepay/services/api/internal/auth"
@@ -41,23 +45,29 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	opsLn, err := net.Listen("tcp", cfg.OpsAddr)
+	if err != nil {
+		_ = ln.Close()
+		return fmt.Errorf("listen (ops): %w", err)
+	}
+	defer opsLn.Close()
 	if cfg.MigrateOnStart {
 		// On a pool of its own, without the serving timeouts: a migration
 		// may run long, or wait for another replica's.
 		if err := migrate(ctx, cfg.DatabaseURL, log); err != nil {
-			ln.Close()
+			_ = ln.Close()
 			return err
 		}
 	}
 	pool, err := pgpool.New(ctx, cfg.DatabaseURL, cfg.PG)
 	if err != nil {
-		ln.Close()
+		_ = ln.Close()
 		return fmt.Errorf("postgres pool: %w", err)
 	}
 
 	redisOpt, err := redis.ParseURL(cfg.RedisURL)
 	if err != nil {
-		ln.Close()
+		_ = ln.Close()
 		pool.Close()
 		return fmt.Errorf("redis url: %w", err)
 	}
@@ -66,7 +76,7 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 	idemCfg := idem.Config{Lease: cfg.IdemLease, Retention: cfg.IdemRetention, Timeout: cfg.IdemTimeout, Observe: m.ObserveIdem}
 	boundary := idem.New(rdb, idemCfg)
 	// how full the boundary's Redis is, read at each scrape (alerts warn before it refuses writes)
-	reg.MustRegister(metrics.NewRedisMemory(rdb, time.Second))
+	reg.MustRegister(metrics.NewRedisMemory(rdb, time.Second, 10*time.Second))
 
 	pub := outbox.NewPublisher(outbox.PublisherConfig{
 		URL: cfg.AMQPURL, ConnectionName: "oncepay-api/" + cfg.Instance,
@@ -82,43 +92,43 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 		idempotency = httpapi.IdemBoundary(boundary)
 		pays        = httpapi.PaymentStore(payments.NewStore(pool, box, m))
 	)
-	ready := httpapi.NewReadiness(time.Second,
-		httpapi.Dependency{Name: "redis", Required: true,
-			Checker: httpapi.CheckFunc(func(ctx context.Context) error { return rdb.Ping(ctx).Err() })},
-		httpapi.Dependency{Name: "postgres", Required: true, Checker: httpapi.CheckFunc(pool.Ping)},
-		// Not required: payments are accepted while RabbitMQ is down (the
-		// outbox keeps their messages), so its outage must not take every
-		// api replica out of the load balancer.
-		httpapi.Dependency{Name: "rabbitmq", Required: false, Checker: pub},
-	)
+	var draining atomic.Bool
+	opsDeps := ops.Deps{
+		Log: log.With("component", "ops"),
+		Checks: []ops.Check{
+			{Name: "redis", Required: true, Fn: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }},
+			{Name: "postgres", Required: true, Fn: pool.Ping},
+			// Not required: payments are accepted while RabbitMQ is down (the
+			// outbox keeps their messages), so its outage must not take every
+			// api replica out of the load balancer.
+			{Name: "rabbitmq", Required: false, Fn: pub.Check},
+		},
+		Gatherer: reg,
+		Draining: draining.Load,
+	}
 	if !cfg.IdemStrategy.Real() { // a demonstration strategy: see strategy.go
 		idempotency, pays = comparison(cfg.IdemStrategy, idempotency, pays, rdb, idemCfg)
-		ready.WithDetails(map[string]string{"idempotency_strategy": string(cfg.IdemStrategy), "warning": cfg.IdemStrategy.Warning()})
+		opsDeps.Details = map[string]string{"idempotency_strategy": string(cfg.IdemStrategy), "warning": cfg.IdemStrategy.Warning()}
 		go warnLoudly(ctx, log, cfg.IdemStrategy, time.Minute)
 	}
-	srv := &http.Server{
-		Handler: httpapi.NewServer(httpapi.Deps{
-			Logger:      log,
-			Keys:        auth.NewKeyring(cfg.Merchants),
-			Boundary:    idempotency,
-			Payments:    pays,
-			Readiness:   ready,
-			Metrics:     m,
-			Gatherer:    reg,
-			WorkTimeout: cfg.IdemLease,
-			EndRetry:    cfg.IdemEndRetry,
-		}),
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	srv := httpserver.New(httpapi.NewServer(httpapi.Deps{
+		Logger:      log,
+		Keys:        auth.NewKeyring(cfg.Merchants),
+		Boundary:    idempotency,
+		Payments:    pays,
+		Metrics:     m,
+		RateLimits:  httpapi.NewRateLimits(slices.Collect(maps.Keys(cfg.Merchants)), cfg.RateLimit, cfg.RateBurst),
+		WorkTimeout: cfg.IdemLease,
+		EndRetry:    cfg.IdemEndRetry,
+	}), log)
+	opsSrv := httpserver.New(ops.NewHandler(opsDeps), log)
 	if cfg.PprofAddr != "" {
 		go pprofserve.Serve(ctx, cfg.PprofAddr, "API_PPROF_ADDR", log)
 	}
-	serveErr := make(chan error, 1)
+	serveErr := make(chan error, 2)
 	go func() { serveErr <- srv.Serve(ln) }()
-	log.Info("listening", "addr", ln.Addr().String())
+	go func() { serveErr <- opsSrv.Serve(opsLn) }()
+	log.Info("listening", "addr", ln.Addr().String(), "ops_addr", opsLn.Addr().String())
 
 	relayCtx, stopRelay := context.WithCancel(context.WithoutCancel(ctx))
 	relayDone := make(chan struct{})
@@ -136,7 +146,7 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 	}
 
 	deadline := time.Now().Add(cfg.ShutdownGrace)
-	ready.Drain()
+	draining.Store(true)
 	log.Info("draining: readiness now answers 503", "grace", cfg.ShutdownGrace.String(), "delay", cfg.ShutdownDelay.String())
 	if failure == nil && cfg.ShutdownDelay > 0 {
 		time.Sleep(cfg.ShutdownDelay)
@@ -145,16 +155,17 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("grace period over: closing connections of unfinished requests", "err", err)
-		srv.Close()
+		_ = srv.Close()
 	}
+	_ = opsSrv.Close()
 	log.Info("http server stopped")
 	stopRelay()
 	within(deadline, log, "outbox relay", func() { <-relayDone })
 	if err := box.Wait(sctx); err != nil {
 		log.Warn("inline publishes still running; unconfirmed rows stay for the relay", "err", err)
 	}
-	within(deadline, log, "rabbitmq", func() { pub.Close() })
-	within(deadline, log, "redis", func() { rdb.Close() })
+	within(deadline, log, "rabbitmq", func() { _ = pub.Close() })
+	within(deadline, log, "redis", func() { _ = rdb.Close() })
 	within(deadline, log, "postgres", pool.Close)
 	log.Info("stopped")
 	return failure

@@ -75,7 +75,7 @@ func TestGracefulShutdown(t *testing.T) {
 
 	signalled := time.Now()
 	a.stop() // what SIGTERM does
-	waitStatus(t, a.base+"/readyz", http.StatusServiceUnavailable, 900*time.Millisecond)
+	waitStatus(t, a.ops+"/readyz", http.StatusServiceUnavailable, 900*time.Millisecond)
 	select {
 	case r := <-slow:
 		t.Fatalf("the in-flight request ended before its lock was released: %d %s", r.Status, r.Body)
@@ -113,7 +113,7 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Errorf("log order: draining at %d, in-flight request served at %d, http stopped at %d, stopped at %d; want increasing",
 			draining, served, stopped, closed)
 	}
-	if _, err := http.Get(a.base + "/livez"); err == nil {
+	if _, err := http.Get(a.ops + "/livez"); err == nil {
 		t.Error("the api still accepts connections after run returned")
 	}
 	if n := a.count(t, `SELECT count(*) FROM payments WHERE idempotency_key = $1`, key); n != 1 {

@@ -21,7 +21,7 @@ func TestComparisonStrategiesAreLoud(t *testing.T) {
 		t.Run(string(s), func(t *testing.T) {
 			t.Parallel()
 			a := startAPI(t, apiOptions{env: map[string]string{"IDEM_STRATEGY": string(s)}})
-			r := a.do(t, http.MethodGet, "/readyz", nil, nil)
+			r := a.opsGet(t, "/readyz")
 			var rep struct {
 				Details map[string]string `json:"details"`
 			}

@@ -55,7 +55,7 @@ func TestRedisRestart(t *testing.T) {
 		t.Fatalf("before the restart: %d %s", first.Status, first.Body)
 	}
 	testenv.Harness(t, "restart", "redis")
-	waitStatus(t, a.base+"/readyz", http.StatusOK, 15*time.Second)
+	waitStatus(t, a.ops+"/readyz", http.StatusOK, 15*time.Second)
 
 	var again response
 	waitFor(t, 10*time.Second, "a 2xx after the restart", func() bool {

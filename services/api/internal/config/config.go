@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/url"
 	"strings"
@@ -19,13 +20,17 @@ import (
 	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/pkg/service/envconf"
 	"github.com/oncepay/oncepay/pkg/service/pgpool"
+	"github.com/oncepay/oncepay/pkg/service/redact"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/redis/go-redis/v9"
 )
 
 // Serve is the configuration of `api serve`.
 type Serve struct {
-	ListenAddr  string // API_LISTEN_ADDR
+	ListenAddr string // API_LISTEN_ADDR: the payments port
+	// OpsAddr (API_OPS_ADDR) serves /livez, /readyz and /metrics, never
+	// the payments port.
+	OpsAddr     string
 	RedisURL    string // REDIS_URL
 	DatabaseURL string // DATABASE_URL
 	AMQPURL     string // AMQP_URL
@@ -35,6 +40,11 @@ type Serve struct {
 	// PG is the session timeouts of the database pool (PG_STATEMENT_TIMEOUT,
 	// PG_LOCK_TIMEOUT, PG_IDLE_IN_TRANSACTION_TIMEOUT; pgpool.Defaults).
 	PG pgpool.Timeouts
+	// RateLimit (API_RATE_LIMIT) is each merchant's request rate per second
+	// and api instance, RateBurst (API_RATE_BURST) how many it may send at
+	// once; 0 turns the limit off.
+	RateLimit float64
+	RateBurst int
 
 	IdemLease     time.Duration // IDEM_LEASE
 	IdemRetention time.Duration // IDEM_RETENTION
@@ -85,6 +95,7 @@ func LoadServe(getenv func(string) string, hostname string) (Serve, error) {
 	p := envconf.New(getenv)
 	c := Serve{
 		ListenAddr:        p.String("API_LISTEN_ADDR", "127.0.0.1:8080"),
+		OpsAddr:           p.String("API_OPS_ADDR", "127.0.0.1:8084"),
 		RedisURL:          required(p, "REDIS_URL"),
 		DatabaseURL:       required(p, "DATABASE_URL"),
 		AMQPURL:           required(p, "AMQP_URL"),
@@ -109,6 +120,11 @@ func LoadServe(getenv func(string) string, hostname string) (Serve, error) {
 		PprofAddr:         p.String("API_PPROF_ADDR", ""),
 	}
 	c.Merchants = merchants(p, "API_MERCHANT_KEYS")
+	c.RateLimit = p.Float64("API_RATE_LIMIT", 0)
+	c.RateBurst = p.Positive("API_RATE_BURST", max(1, int(2*c.RateLimit)))
+	if c.RateLimit < 0 || math.IsNaN(c.RateLimit) || math.IsInf(c.RateLimit, 0) {
+		p.Fail("API_RATE_LIMIT", "must be a finite number of requests per second, 0 (off) or more")
+	}
 	if c.PprofAddr != "" {
 		if _, _, err := net.SplitHostPort(c.PprofAddr); err != nil {
 			p.Fail("API_PPROF_ADDR", fmt.Sprintf("%q is not host:port: %v", c.PprofAddr, err))
@@ -122,6 +138,11 @@ func LoadServe(getenv func(string) string, hostname string) (Serve, error) {
 
 	if _, _, err := net.SplitHostPort(c.ListenAddr); err != nil {
 		p.Fail("API_LISTEN_ADDR", fmt.Sprintf("%q is not host:port: %v", c.ListenAddr, err))
+	}
+	if _, _, err := net.SplitHostPort(c.OpsAddr); err != nil {
+		p.Fail("API_OPS_ADDR", fmt.Sprintf("%q is not host:port: %v", c.OpsAddr, err))
+	} else if c.OpsAddr == c.ListenAddr && !strings.HasSuffix(c.OpsAddr, ":0") {
+		p.Fail("API_OPS_ADDR", "must differ from API_LISTEN_ADDR: the ops endpoints never share the payments port")
 	}
 	checkURL(p, "REDIS_URL", c.RedisURL, func(s string) error { _, err := redis.ParseURL(s); return err })
 	checkURL(p, "DATABASE_URL", c.DatabaseURL, parseDatabaseURL)
@@ -170,13 +191,16 @@ func (c Serve) LogValue() slog.Value {
 	}
 	return slog.GroupValue(
 		slog.String("listen_addr", c.ListenAddr),
-		slog.String("redis_url", redact(c.RedisURL)),
-		slog.String("database_url", redact(c.DatabaseURL)),
-		slog.String("amqp_url", redact(c.AMQPURL)),
+		slog.String("ops_addr", c.OpsAddr),
+		slog.String("redis_url", redact.Secret(c.RedisURL)),
+		slog.String("database_url", redact.Secret(c.DatabaseURL)),
+		slog.String("amqp_url", redact.Secret(c.AMQPURL)),
 		slog.Any("merchants", ids),
 		slog.String("pg_statement_timeout", c.PG.Statement.String()),
 		slog.String("pg_lock_timeout", c.PG.Lock.String()),
 		slog.String("pg_idle_in_transaction_timeout", c.PG.IdleInTransaction.String()),
+		slog.Float64("rate_limit", c.RateLimit),
+		slog.Int("rate_burst", c.RateBurst),
 		slog.String("idem_lease", c.IdemLease.String()),
 		slog.String("idem_retention", c.IdemRetention.String()),
 		slog.String("idem_timeout", c.IdemTimeout.String()),
@@ -194,14 +218,6 @@ func (c Serve) LogValue() slog.Value {
 		slog.String("shutdown_delay", c.ShutdownDelay.String()),
 		slog.Bool("migrate_on_start", c.MigrateOnStart),
 	)
-}
-
-func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable)"
-	}
-	return u.Redacted()
 }
 
 // checkURL records the problem of name when parse rejects v; an empty v is

@@ -40,10 +40,12 @@ func TestLoadServeDefaults(t *testing.T) {
 	}
 	want := config.Serve{
 		ListenAddr:        "127.0.0.1:8080",
+		OpsAddr:           "127.0.0.1:8084",
 		RedisURL:          "redis://127.0.0.1:6379/0",
 		DatabaseURL:       "postgres://u:secret@127.0.0.1:5432/db",
 		AMQPURL:           "amqp://guest:guest@127.0.0.1:5672/",
 		Merchants:         map[string]string{"merchant_a": keyA, "merchant_b": keyB},
+		RateBurst:         1,
 		PG:                pgpool.Timeouts{Statement: 10 * time.Second, Lock: 2 * time.Second, IdleInTransaction: 30 * time.Second},
 		IdemLease:         10 * time.Second,
 		IdemRetention:     24 * time.Hour,

@@ -204,7 +204,7 @@ func send(w http.ResponseWriter, a idem.Response) {
 		w.Header()[name] = values
 	}
 	w.WriteHeader(a.Status)
-	w.Write(a.Body)
+	_, _ = w.Write(a.Body) // the client may be gone; nothing to answer
 }
 
 // recorder is the ResponseWriter of work under a lease: it keeps the

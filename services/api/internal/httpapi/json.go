@@ -179,6 +179,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) error {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	w.Write(body) // an error here means the client is gone; nothing to answer
+	_, _ = w.Write(body) // an error here means the client is gone; nothing to answer
 	return nil
 }

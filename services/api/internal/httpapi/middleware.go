@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	"github.com/oncepay/oncepay/pkg/service/httpserver"
 )
 
 // requestInfo is what the access log line reports about a request; the
@@ -34,13 +35,11 @@ func infoFrom(ctx context.Context) *requestInfo {
 	return &requestInfo{}
 }
 
-// quietRoutes are logged at debug level: probes and scrapes.
-var quietRoutes = map[string]bool{"/livez": true, "/readyz": true, "/metrics": true}
-
 // observe gives each request an id (the client's X-Request-Id if it is
 // 1-64 visible ASCII characters, else a random one), echoes it, and after
 // the request records http_requests_total, http_request_duration_seconds
-// and one JSON log line with the route, status, merchant and
+// (labels from fixed sets: httpserver.Route and httpserver.Method) and one
+// JSON log line with the route, status, merchant and
 // idempotency key.
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -50,22 +49,15 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 		next.ServeHTTP(ww, r.WithContext(context.WithValue(r.Context(), infoKey{}, info)))
 
-		route := chi.RouteContext(r.Context()).RoutePattern()
-		if route == "" {
-			route = "unmatched"
-		}
+		route := httpserver.Route(chi.RouteContext(r.Context()).RoutePattern())
 		status := ww.Status()
 		if status == 0 {
 			status = http.StatusOK
 		}
 		elapsed := time.Since(start)
-		s.metrics.HTTPRequests.WithLabelValues(route, r.Method, strconv.Itoa(status)).Inc()
+		s.metrics.HTTPRequests.WithLabelValues(route, httpserver.Method(r.Method), strconv.Itoa(status)).Inc()
 		s.metrics.HTTPDuration.WithLabelValues(route).Observe(elapsed.Seconds())
-		level := slog.LevelInfo
-		if quietRoutes[route] && status < 500 {
-			level = slog.LevelDebug
-		}
-		s.log.LogAttrs(r.Context(), level, "request",
+		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 			slog.String("request_id", info.id), slog.String("method", r.Method), slog.String("path", r.URL.Path),
 			slog.String("route", route), slog.Int("status", status), slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
 			slog.Int("bytes", ww.BytesWritten()), slog.String("merchant", info.merchant),

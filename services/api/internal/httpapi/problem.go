@@ -123,7 +123,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(p.Status)
-	w.Write(body)
+	_, _ = w.Write(body) // the client may be gone; nothing to answer
 }
 
 func (s *Server) notFound(http.ResponseWriter, *http.Request) error {

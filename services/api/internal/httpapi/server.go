@@ -1,6 +1,7 @@
 // Package httpapi is the api's HTTP interface: routing, authentication,
 // request decoding and validation, the idempotency boundary around payment
-// creation, problem+json errors, health and metrics endpoints.
+// creation, problem+json errors. Its health and metrics endpoints are on
+// the ops listener (pkg/service/ops), never here.
 //
 // Decoding (decodeJSON), validation (createPaymentRequest.validate),
 // encoding (encodeJSON) and mapping errors to status codes (problemFor) each
@@ -16,7 +17,6 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/oncepay/oncepay/services/api/internal/metrics"
 	"github.com/oncepay/oncepay/services/api/internal/payments"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Keyring finds the merchant that owns an API key (auth.Keyring).
@@ -31,15 +31,16 @@ type PaymentStore interface {
 	Holder(ctx context.Context, merchant, key string) (payments.Holder, error)
 }
 
-// Deps are the dependencies of the HTTP server. All are required.
+// Deps are the dependencies of the HTTP server. All but RateLimits are
+// required.
 type Deps struct {
-	Logger    *slog.Logger
-	Keys      Keyring
-	Boundary  Boundary
-	Payments  PaymentStore
-	Readiness *Readiness
-	Metrics   *metrics.Metrics
-	Gatherer  prometheus.Gatherer // what /metrics exposes
+	Logger   *slog.Logger
+	Keys     Keyring
+	Boundary Boundary
+	Payments PaymentStore
+	Metrics  *metrics.Metrics
+	// RateLimits, if not nil, limits each merchant's requests (429).
+	RateLimits *RateLimits
 	// WorkTimeout bounds the work done under a boundary lease; use the
 	// lease length, since past it another request may take the key over.
 	WorkTimeout time.Duration
@@ -56,9 +57,8 @@ type Server struct {
 	keys        Keyring
 	boundary    Boundary
 	payments    PaymentStore
-	ready       *Readiness
 	metrics     *metrics.Metrics
-	gatherer    prometheus.Gatherer
+	limits      *RateLimits
 	workTimeout time.Duration
 	endRetry    time.Duration
 }
@@ -71,9 +71,8 @@ func NewServer(d Deps) http.Handler {
 		keys:        d.Keys,
 		boundary:    d.Boundary,
 		payments:    d.Payments,
-		ready:       d.Readiness,
 		metrics:     d.Metrics,
-		gatherer:    d.Gatherer,
+		limits:      d.RateLimits,
 		workTimeout: d.WorkTimeout,
 		endRetry:    d.EndRetry,
 	}

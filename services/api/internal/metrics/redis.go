@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,7 +16,7 @@ type RedisInfo interface {
 	InfoMap(ctx context.Context, sections ...string) *redis.InfoCmd
 }
 
-// RedisMemory is a collector that reads Redis's INFO memory at every scrape
+// RedisMemory is a collector that reads Redis's INFO memory at a scrape
 // and reports how full the boundary's Redis is:
 //
 //	redis_memory_used_bytes  used_memory, what maxmemory is compared with
@@ -29,18 +30,31 @@ type RedisInfo interface {
 // A scrape that cannot read INFO within the timeout reports neither gauge
 // (and no error, so the rest of the scrape is kept): an absent series means
 // "unknown", and /readyz already reports a Redis that does not answer.
+//
+// However often /metrics is scraped, Redis sees at most one INFO per
+// maxAge: a read younger than that is reported again, and concurrent
+// scrapes wait for one read instead of each sending their own. It is safe
+// for concurrent use.
 type RedisMemory struct {
 	rdb       RedisInfo
 	timeout   time.Duration
+	maxAge    time.Duration
 	used, max *prometheus.Desc
+
+	mu        sync.Mutex // held for a read, so that scrapes share it
+	readAt    time.Time  // when the last read was tried; zero before the first
+	lastUsed  int64
+	lastMax   int64
+	lastValid bool
 }
 
-// NewRedisMemory returns a RedisMemory on rdb; each scrape waits at most
-// timeout for Redis.
-func NewRedisMemory(rdb RedisInfo, timeout time.Duration) *RedisMemory {
+// NewRedisMemory returns a RedisMemory on rdb; a read waits at most timeout
+// for Redis, and is reused by the scrapes of the following maxAge.
+func NewRedisMemory(rdb RedisInfo, timeout, maxAge time.Duration) *RedisMemory {
 	return &RedisMemory{
 		rdb:     rdb,
 		timeout: timeout,
+		maxAge:  maxAge,
 		used: prometheus.NewDesc("redis_memory_used_bytes",
 			"Redis's used_memory (INFO memory), read at scrape time: what maxmemory is compared with.", nil, nil),
 		max: prometheus.NewDesc("redis_memory_max_bytes",
@@ -56,10 +70,16 @@ func (c *RedisMemory) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *RedisMemory) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
-	defer cancel()
-	used, max, err := readRedisMemory(c.rdb.InfoMap(ctx, "memory"))
-	if err != nil {
+	c.mu.Lock()
+	if c.readAt.IsZero() || time.Since(c.readAt) >= c.maxAge {
+		ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+		used, max, err := readRedisMemory(c.rdb.InfoMap(ctx, "memory"))
+		cancel()
+		c.readAt, c.lastUsed, c.lastMax, c.lastValid = time.Now(), used, max, err == nil
+	}
+	used, max, valid := c.lastUsed, c.lastMax, c.lastValid
+	c.mu.Unlock()
+	if !valid {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(c.used, prometheus.GaugeValue, float64(used))

@@ -2,6 +2,7 @@ package metrics_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,7 +37,7 @@ func TestRedisMemory(t *testing.T) {
 	srv := testenv.StartRedis(t)
 	rdb := srv.Client()
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(metrics.NewRedisMemory(rdb, time.Second))
+	reg.MustRegister(metrics.NewRedisMemory(rdb, time.Second, 0))
 	ctx := context.Background()
 
 	g := gauges(t, reg)
@@ -67,7 +68,7 @@ func TestRedisMemoryUnreachable(t *testing.T) {
 	t.Cleanup(func() { rdb.Close() })
 	reg := prometheus.NewRegistry()
 	other := prometheus.NewGauge(prometheus.GaugeOpts{Name: "other", Help: "another collector"})
-	reg.MustRegister(metrics.NewRedisMemory(rdb, 200*time.Millisecond), other)
+	reg.MustRegister(metrics.NewRedisMemory(rdb, 200*time.Millisecond, 0), other)
 
 	g := gauges(t, reg)
 	if _, ok := g["redis_memory_used_bytes"]; ok {
@@ -78,5 +79,31 @@ func TestRedisMemoryUnreachable(t *testing.T) {
 	}
 	if _, ok := g["other"]; !ok {
 		t.Errorf("the rest of the scrape was lost: %v", g)
+	}
+}
+
+// TestRedisMemoryBoundsINFO: however often /metrics is scraped, Redis sees
+// at most one INFO per maxAge.
+func TestRedisMemoryBoundsINFO(t *testing.T) {
+	t.Parallel()
+	srv := testenv.StartRedis(t)
+	rdb := srv.Client()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(metrics.NewRedisMemory(rdb, time.Second, time.Hour))
+	ctx := context.Background()
+	if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for range 200 {
+		if g := gauges(t, reg); g["redis_memory_used_bytes"] == 0 {
+			t.Fatalf("no redis_memory_used_bytes: %v", g)
+		}
+	}
+	stats, err := rdb.Info(ctx, "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stats, "cmdstat_info:calls=1,") {
+		t.Errorf("200 scrapes within maxAge sent more than one INFO:\n%s", stats)
 	}
 }

@@ -144,13 +144,13 @@ func (p *Publisher) connect() error {
 	}
 	ch, err := p.setup(conn)
 	if err != nil {
-		conn.Close()
+		_ = conn.Close() // the setup error is the one to report
 		return err
 	}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		conn.Close()
+		_ = conn.Close() // closing anyway; ErrClosed says why
 		return amqp.ErrClosed
 	}
 	p.conn, p.ch, p.returns = conn, ch, newReturns(ch)

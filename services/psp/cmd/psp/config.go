@@ -17,7 +17,8 @@ import (
 
 // config is everything psp reads from its environment, read once by run.
 type config struct {
-	ListenAddr  string // PSP_LISTEN_ADDR, default 127.0.0.1:8090
+	ListenAddr  string // PSP_LISTEN_ADDR, default 127.0.0.1:8090: charges and admin
+	OpsAddr     string // PSP_OPS_ADDR, default 127.0.0.1:8091: /livez, /readyz, /metrics
 	DatabaseURL string // PSP_DATABASE_URL, required
 	// PG is the session timeouts of the database pool (PSP_PG_STATEMENT_TIMEOUT,
 	// PSP_PG_LOCK_TIMEOUT, PSP_PG_IDLE_IN_TRANSACTION_TIMEOUT; pgpool.Defaults).
@@ -46,6 +47,7 @@ func loadConfig(getenv func(string) string, now time.Time) (config, error) {
 	p := envconf.New(getenv)
 	c := config{
 		ListenAddr:     p.String("PSP_LISTEN_ADDR", "127.0.0.1:8090"),
+		OpsAddr:        p.String("PSP_OPS_ADDR", "127.0.0.1:8091"),
 		DatabaseURL:    p.String("PSP_DATABASE_URL", ""),
 		PG:             pgpool.Read(p, "PSP_"),
 		ShutdownGrace:  p.Duration("PSP_SHUTDOWN_GRACE", 10*time.Second),
@@ -70,6 +72,11 @@ func loadConfig(getenv func(string) string, now time.Time) (config, error) {
 	}
 	if c.ListenAddr == "" {
 		p.Fail("PSP_LISTEN_ADDR", "must not be empty")
+	}
+	if c.OpsAddr == "" {
+		p.Fail("PSP_OPS_ADDR", "must not be empty")
+	} else if c.OpsAddr == c.ListenAddr && !strings.HasSuffix(c.OpsAddr, ":0") {
+		p.Fail("PSP_OPS_ADDR", "must differ from PSP_LISTEN_ADDR: the ops endpoints never share the charges port")
 	}
 	if c.ShutdownGrace <= 0 {
 		p.Fail("PSP_SHUTDOWN_GRACE", "must be positive")

@@ -29,6 +29,7 @@ func TestLoadConfig(t *testing.T) {
 			vars: map[string]string{"PSP_DATABASE_URL": "postgres://u:p@db:5432/psp"},
 			want: config{
 				ListenAddr:     "127.0.0.1:8090",
+				OpsAddr:        "127.0.0.1:8091",
 				DatabaseURL:    "postgres://u:p@db:5432/psp",
 				PG:             pgpool.Defaults(),
 				Knobs:          faults.Knobs{LatencyMS: 20, LatencyJitterMS: 10, Idempotency: true, Seed: now.UnixNano()},
@@ -40,7 +41,7 @@ func TestLoadConfig(t *testing.T) {
 		{
 			name: "everything set",
 			vars: map[string]string{
-				"PSP_LISTEN_ADDR": ":9000", "PSP_DATABASE_URL": "postgres://db/psp",
+				"PSP_LISTEN_ADDR": ":9000", "PSP_OPS_ADDR": ":9001", "PSP_DATABASE_URL": "postgres://db/psp",
 				"PSP_LATENCY": "1s", "PSP_LATENCY_JITTER": "0", "PSP_FAIL_BEFORE_RATE": "0.1",
 				"PSP_FAIL_AFTER_RATE": "0.2", "PSP_ERROR_RATE": "1", "PSP_IDEMPOTENCY": "false",
 				"PSP_SEED": "-3", "PSP_SHUTDOWN_GRACE": "2s", "PSP_MIGRATE_ON_START": "0", "LOG_LEVEL": "debug",
@@ -48,6 +49,7 @@ func TestLoadConfig(t *testing.T) {
 			},
 			want: config{
 				ListenAddr:  ":9000",
+				OpsAddr:     ":9001",
 				DatabaseURL: "postgres://db/psp",
 				PG:          pgpool.Timeouts{Statement: time.Second, IdleInTransaction: 5 * time.Second},
 				Knobs: faults.Knobs{LatencyMS: 1000, LatencyJitterMS: 0, FailBeforeRate: 0.1, FailAfterRate: 0.2,

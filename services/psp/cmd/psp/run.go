@@ -18,6 +18,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/oncepay/oncepay/pkg/service/httpserver"
+	"github.com/oncepay/oncepay/pkg/service/ops"
 	"github.com/oncepay/oncepay/pkg/service/pgpool"
 	"github.com/oncepay/oncepay/services/psp/internal/faults"
 	"github.com/oncepay/oncepay/services/psp/internal/httpapi"
@@ -78,7 +80,8 @@ func migrate(ctx context.Context, databaseURL string, log *slog.Logger) error {
 	return err
 }
 
-// serve runs the HTTP server on cfg.ListenAddr until ctx ends.
+// serve runs the charges and admin server on cfg.ListenAddr and the ops
+// server on cfg.OpsAddr until ctx ends.
 func serve(ctx context.Context, cfg config, log *slog.Logger, pool *pgxpool.Pool) error {
 	inj, err := faults.New(cfg.Knobs)
 	if err != nil {
@@ -91,27 +94,33 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, pool *pgxpool.Pool
 		return err
 	}
 	var draining atomic.Bool
-	srv := &http.Server{
-		Handler: httpapi.NewServer(httpapi.Deps{
-			Logger:   log,
-			Store:    ledger.New(pool),
-			Faults:   inj,
-			Metrics:  metrics,
-			Gatherer: reg,
-			Draining: draining.Load,
-		}),
-		ReadHeaderTimeout: 5 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	srv := httpserver.New(httpapi.NewServer(httpapi.Deps{
+		Logger:  log,
+		Store:   ledger.New(pool),
+		Faults:  inj,
+		Metrics: metrics,
+	}), log)
+	opsSrv := httpserver.New(ops.NewHandler(ops.Deps{
+		Log:      log.With("component", "ops"),
+		Checks:   []ops.Check{{Name: "postgres", Required: true, Fn: pool.Ping}},
+		Gatherer: reg,
+		Draining: draining.Load,
+	}), log)
 
 	ln, err := net.Listen("tcp", cfg.ListenAddr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "knobs", cfg.Knobs)
-	served := make(chan error, 1)
+	opsLn, err := net.Listen("tcp", cfg.OpsAddr)
+	if err != nil {
+		_ = ln.Close()
+		return fmt.Errorf("listen (ops): %w", err)
+	}
+	defer opsSrv.Close()
+	log.Info("listening", "addr", ln.Addr().String(), "ops_addr", opsLn.Addr().String(), "knobs", cfg.Knobs)
+	served := make(chan error, 2)
 	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- opsSrv.Serve(opsLn) }()
 
 	select {
 	case err := <-served:

@@ -21,17 +21,20 @@ import (
 type logSink struct {
 	mu    sync.Mutex
 	buf   bytes.Buffer
-	addrs chan string
+	addrs chan [2]string // the charges and the ops address
 }
 
-func newLogSink() *logSink { return &logSink{addrs: make(chan string, 1)} }
+func newLogSink() *logSink { return &logSink{addrs: make(chan [2]string, 1)} }
 
 func (l *logSink) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var rec struct{ Msg, Addr string }
+	var rec struct {
+		Msg, Addr string
+		OpsAddr   string `json:"ops_addr"`
+	}
 	if json.Unmarshal(p, &rec) == nil && rec.Msg == "listening" {
-		l.addrs <- rec.Addr
+		l.addrs <- [2]string{rec.Addr, rec.OpsAddr}
 	}
 	return l.buf.Write(p)
 }
@@ -43,8 +46,9 @@ func (l *logSink) String() string {
 }
 
 // startRun runs the program with vars until the test ends, and returns its
-// base URL once /readyz answers 200, and a channel with run's result.
-func startRun(t *testing.T, ctx context.Context, vars map[string]string) (string, <-chan error) {
+// base URL and its ops base URL once /readyz answers 200, and a channel
+// with run's result.
+func startRun(t *testing.T, ctx context.Context, vars map[string]string) (base, opsBase string, _ <-chan error) {
 	t.Helper()
 	logs := newLogSink()
 	done := make(chan error, 1)
@@ -55,10 +59,9 @@ func startRun(t *testing.T, ctx context.Context, vars map[string]string) (string
 		}
 	})
 
-	var base string
 	select {
-	case addr := <-logs.addrs:
-		base = "http://" + addr
+	case addrs := <-logs.addrs:
+		base, opsBase = "http://"+addrs[0], "http://"+addrs[1]
 	case err := <-done:
 		t.Fatalf("run returned before listening: %v", err)
 	case <-time.After(20 * time.Second):
@@ -66,11 +69,11 @@ func startRun(t *testing.T, ctx context.Context, vars map[string]string) (string
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		resp, err := http.Get(base + "/readyz")
+		resp, err := http.Get(opsBase + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return base, done
+				return base, opsBase, done
 			}
 		}
 		if time.Now().After(deadline) {
@@ -84,6 +87,7 @@ func baseVars(t *testing.T) map[string]string {
 	t.Helper()
 	return map[string]string{
 		"PSP_LISTEN_ADDR":  "127.0.0.1:0",
+		"PSP_OPS_ADDR":     "127.0.0.1:0",
 		"PSP_DATABASE_URL": testenv.NewDatabase(t),
 		"PSP_LATENCY":      "0s",
 		"PSP_SEED":         "1",
@@ -108,7 +112,7 @@ func wantStopped(t *testing.T, done <-chan error) {
 func TestRunServesUntilCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	base, done := startRun(t, ctx, baseVars(t))
+	base, opsBase, done := startRun(t, ctx, baseVars(t))
 
 	c := pspclient.New(base, nil)
 	ch, err := c.Charge(ctx, "run-key", pspclient.ChargeRequest{Amount: 10, Currency: "EUR", CustomerID: "c", Reference: "pay_run"})
@@ -119,7 +123,7 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	if err != nil || cfg.Seed != 1 || cfg.LatencyMS != 0 || !cfg.Idempotency {
 		t.Errorf("config = %+v, %v; want the env's seed 1, latency 0, idempotency on", cfg, err)
 	}
-	resp, err := http.Get(base + "/metrics")
+	resp, err := http.Get(opsBase + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +144,7 @@ func TestRunDrainsOnSIGTERM(t *testing.T) {
 	vars := baseVars(t)
 	vars["PSP_LATENCY"] = "600ms"
 	vars["PSP_LATENCY_JITTER"] = "0s"
-	base, done := startRun(t, t.Context(), vars)
+	base, opsBase, done := startRun(t, t.Context(), vars)
 
 	type result struct {
 		ch  pspclient.Charge
@@ -162,7 +166,7 @@ func TestRunDrainsOnSIGTERM(t *testing.T) {
 		t.Errorf("in-flight charge during shutdown = %+v, %v; want it answered", r.ch, r.err)
 	}
 	wantStopped(t, done)
-	if _, err := http.Get(base + "/livez"); err == nil {
+	if _, err := http.Get(opsBase + "/livez"); err == nil {
 		t.Error("still serving after run returned")
 	}
 }

@@ -31,7 +31,7 @@ func handleCharge(log *slog.Logger, store chargeStore, inj *faults.Injector, m *
 		record := func(outcome charge.Outcome, status int) {
 			call.Outcome = outcome
 			if status != 0 {
-				call.HTTPStatus = new(int32(status))
+				call.HTTPStatus = new(int32(status)) // #nosec G115 -- an HTTP status (100-599) fits int32
 			}
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
 			defer cancel()

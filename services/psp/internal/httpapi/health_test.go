@@ -12,14 +12,31 @@ func TestHealth(t *testing.T) {
 	t.Parallel()
 	s := psptest.Start(t, psptest.Knobs())
 	for _, path := range []string{"/livez", "/readyz"} {
-		if a := send(t, http.MethodGet, s.URL+path, nil, ""); a.Status != http.StatusOK {
+		if a := send(t, http.MethodGet, s.OpsURL+path, nil, ""); a.Status != http.StatusOK {
 			t.Errorf("GET %s = %d %s", path, a.Status, a.Body)
 		}
 	}
 	s.Draining.Store(true)
-	wantProblem(t, send(t, http.MethodGet, s.URL+"/readyz", nil, ""), http.StatusServiceUnavailable)
-	if a := send(t, http.MethodGet, s.URL+"/livez", nil, ""); a.Status != http.StatusOK {
+	if a := send(t, http.MethodGet, s.OpsURL+"/readyz", nil, ""); a.Status != http.StatusServiceUnavailable || !strings.Contains(string(a.Body), `"draining"`) {
+		t.Errorf("GET /readyz while draining = %d %s, want 503 draining", a.Status, a.Body)
+	}
+	if a := send(t, http.MethodGet, s.OpsURL+"/livez", nil, ""); a.Status != http.StatusOK {
 		t.Errorf("GET /livez while draining = %d", a.Status)
+	}
+}
+
+// TestOpsEndpointsAreNotOnTheChargesPort: /livez, /readyz and /metrics
+// answer 404 on the charges port; the ops listener serves them.
+func TestOpsEndpointsAreNotOnTheChargesPort(t *testing.T) {
+	t.Parallel()
+	s := psptest.Start(t, psptest.Knobs())
+	for _, path := range []string{"/livez", "/readyz", "/metrics"} {
+		if a := send(t, http.MethodGet, s.URL+path, nil, ""); a.Status != http.StatusNotFound {
+			t.Errorf("charges port: GET %s = %d, want 404", path, a.Status)
+		}
+		if a := send(t, http.MethodGet, s.OpsURL+path, nil, ""); a.Status != http.StatusOK {
+			t.Errorf("ops port: GET %s = %d, want 200", path, a.Status)
+		}
 	}
 }
 
@@ -28,7 +45,7 @@ func TestMetrics(t *testing.T) {
 	s := psptest.Start(t, psptest.Knobs())
 	postCharge(t, s, "m", chargeBody(100, "cus_1", "pay_m"))
 	postCharge(t, s, "m", chargeBody(100, "cus_1", "pay_m"))
-	a := send(t, http.MethodGet, s.URL+"/metrics", nil, "")
+	a := send(t, http.MethodGet, s.OpsURL+"/metrics", nil, "")
 	if a.Status != http.StatusOK {
 		t.Fatalf("GET /metrics = %d", a.Status)
 	}

@@ -119,5 +119,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) error {
 func writeBody(w http.ResponseWriter, status int, contentType string, body []byte) {
 	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(status)
-	_, _ = w.Write(body) // the client may be gone; nothing to do about it
+	// #nosec G705 -- body is JSON this package encoded, sent as application/json
+	// or problem+json, never HTML; the client may be gone, nothing to do about it.
+	_, _ = w.Write(body)
 }

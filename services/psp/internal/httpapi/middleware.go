@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/oncepay/oncepay/pkg/service/httpserver"
 )
 
 type ctxKey int
@@ -55,9 +57,10 @@ func requestLog(r *http.Request, log *slog.Logger) *slog.Logger {
 	return log.With("request_id", requestIDFrom(r.Context()))
 }
 
-// observe logs every request and records its duration. Probes and /metrics
-// are logged at debug level. A request that got no answer at all (its
-// connection was dropped on purpose) is reported with code "none".
+// observe logs every request and records its duration (labels from fixed
+// sets: httpserver.Method and httpserver.Route). A request that got no
+// answer at all (its connection was dropped on purpose) is reported with
+// code "none".
 func observe(log *slog.Logger, m *Metrics) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -65,21 +68,13 @@ func observe(log *slog.Logger, m *Metrics) func(http.Handler) http.Handler {
 			rec := &statusRecorder{ResponseWriter: w}
 			defer func() {
 				elapsed := time.Since(start)
-				route := chi.RouteContext(r.Context()).RoutePattern()
-				if route == "" {
-					route = "unmatched"
-				}
+				route := httpserver.Route(chi.RouteContext(r.Context()).RoutePattern())
 				code := "none"
 				if rec.status != 0 {
 					code = strconv.Itoa(rec.status)
 				}
-				m.duration.WithLabelValues(r.Method, route, code).Observe(elapsed.Seconds())
-				level := slog.LevelInfo
-				switch route {
-				case "/livez", "/readyz", "/metrics":
-					level = slog.LevelDebug
-				}
-				requestLog(r, log).Log(r.Context(), level, "request",
+				m.duration.WithLabelValues(httpserver.Method(r.Method), route, code).Observe(elapsed.Seconds())
+				requestLog(r, log).Info("request",
 					"method", r.Method, "route", route, "code", code, "duration_ms", float64(elapsed.Microseconds())/1000)
 			}()
 			next.ServeHTTP(rec, r)

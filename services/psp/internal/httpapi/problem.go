@@ -75,10 +75,6 @@ func noSuchKey() *problem {
 		Detail: "nothing was charged or declined under this Idempotency-Key"}
 }
 
-func notReady(detail string) *problem {
-	return &problem{Type: problemBase + "not-ready", Title: "Not ready", Status: http.StatusServiceUnavailable, Detail: detail}
-}
-
 func notFound() *problem {
 	return &problem{Type: "about:blank", Title: "Not Found", Status: http.StatusNotFound}
 }

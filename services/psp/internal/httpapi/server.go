@@ -1,5 +1,6 @@
 // Package httpapi is the simulator's HTTP interface: POST /v1/charges, the
-// admin endpoints for fault knobs and the ledger, health and metrics.
+// admin endpoints for fault knobs and the ledger. Health and metrics are
+// on the ops listener (pkg/service/ops), never here.
 //
 // Every route is in routes.go; JSON decoding and validation are in json.go,
 // the mapping of errors to problem+json answers in problem.go.
@@ -10,7 +11,6 @@ import (
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/oncepay/oncepay/services/psp/internal/faults"
 	"github.com/oncepay/oncepay/services/psp/internal/ledger"
@@ -18,12 +18,10 @@ import (
 
 // Deps are what the server needs. All fields are required.
 type Deps struct {
-	Logger   *slog.Logger
-	Store    *ledger.Store
-	Faults   *faults.Injector
-	Metrics  *Metrics
-	Gatherer prometheus.Gatherer // what GET /metrics exposes
-	Draining func() bool         // true once shutdown has begun: /readyz answers 503
+	Logger  *slog.Logger
+	Store   *ledger.Store
+	Faults  *faults.Injector
+	Metrics *Metrics
 }
 
 // NewServer returns the simulator's HTTP handler. It is safe for concurrent use.

@@ -59,7 +59,7 @@ func (s *Store) Charge(ctx context.Context, a Attempt) (Result, error) {
 	}
 	var status *int32 // none for fail_after: no answer is sent
 	if res.Outcome != charge.OutcomeFailAfter {
-		status = new(int32(res.HTTPStatus))
+		status = new(int32(res.HTTPStatus)) // #nosec G115 -- an HTTP status (100-599) fits int32
 	}
 	c := a.Charge
 	var fresh bool
@@ -128,7 +128,7 @@ func seen(ctx context.Context, tx pgx.Tx, key string, fingerprint []byte, call C
 		res = Result{Outcome: charge.OutcomeMismatch, HTTPStatus: 422}
 		call.ChargeID = nil
 	}
-	call.Outcome, call.HTTPStatus = res.Outcome, new(int32(res.HTTPStatus))
+	call.Outcome, call.HTTPStatus = res.Outcome, new(int32(res.HTTPStatus)) // #nosec G115 -- an HTTP status fits int32
 	if err := insertCall(ctx, tx, call); err != nil {
 		return Result{}, fmt.Errorf("insert call: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/oncepay/oncepay/internal/testenv"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/oncepay/oncepay/pkg/service/ops"
 	"github.com/oncepay/oncepay/services/psp/internal/faults"
 	"github.com/oncepay/oncepay/services/psp/internal/httpapi"
 	"github.com/oncepay/oncepay/services/psp/internal/ledger"
@@ -23,6 +24,7 @@ import (
 // Server is a running psp.
 type Server struct {
 	URL      string           // base URL, e.g. http://127.0.0.1:41234
+	OpsURL   string           // the ops listener's base URL (/livez, /readyz, /metrics)
 	Pool     *pgxpool.Pool    // the psp's database, for direct checks
 	Faults   *faults.Injector // the knobs, to change them without HTTP
 	Registry *prometheus.Registry
@@ -60,14 +62,20 @@ func Start(t testing.TB, k faults.Knobs) *Server {
 	}
 	s := &Server{Pool: pool, Faults: inj, Registry: reg}
 	hs := httptest.NewServer(httpapi.NewServer(httpapi.Deps{
-		Logger:   log,
-		Store:    ledger.New(pool),
-		Faults:   inj,
-		Metrics:  m,
-		Gatherer: reg,
-		Draining: s.Draining.Load,
+		Logger:  log,
+		Store:   ledger.New(pool),
+		Faults:  inj,
+		Metrics: m,
 	}))
 	t.Cleanup(hs.Close)
 	s.URL = hs.URL
+	opsHS := httptest.NewServer(ops.NewHandler(ops.Deps{
+		Log:      log,
+		Checks:   []ops.Check{{Name: "postgres", Required: true, Fn: pool.Ping}},
+		Gatherer: reg,
+		Draining: s.Draining.Load,
+	}))
+	t.Cleanup(opsHS.Close)
+	s.OpsURL = opsHS.URL
 	return s
 }

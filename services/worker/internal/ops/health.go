@@ -22,7 +22,7 @@ func handleLivez() http.Handler {
 // readiness is the body of /readyz.
 type readiness struct {
 	Status  string            `json:"status"` // ok, unavailable or draining
-	Checks  map[string]string `json:"checks"` // name -> "ok" or the error
+	Checks  map[string]string `json:"checks"` // name -> "ok" or "down" (the error is logged, never answered)
 	Details map[string]string `json:"details,omitempty"`
 }
 
@@ -39,7 +39,8 @@ func handleReadyz(log *slog.Logger, checks []Check, draining func() bool, detail
 			wg.Go(func() {
 				msg := "ok"
 				if err := c.Fn(ctx); err != nil {
-					msg = err.Error()
+					msg = "down"
+					log.Warn("not ready", "check", c.Name, "err", err)
 				}
 				mu.Lock()
 				res.Checks[c.Name] = msg
@@ -47,10 +48,9 @@ func handleReadyz(log *slog.Logger, checks []Check, draining func() bool, detail
 			})
 		}
 		wg.Wait()
-		for name, msg := range res.Checks {
+		for _, msg := range res.Checks {
 			if msg != "ok" {
 				res.Status = "unavailable"
-				log.Warn("not ready", "check", name, "err", msg)
 			}
 		}
 		if draining() {

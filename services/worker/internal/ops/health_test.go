@@ -29,7 +29,7 @@ func TestReadyz(t *testing.T) {
 		{"all up", []Check{{"redis", ok}, {"amqp", ok}}, false, nil, 200,
 			readiness{Status: "ok", Checks: map[string]string{"redis": "ok", "amqp": "ok"}}},
 		{"one down", []Check{{"redis", down}, {"amqp", ok}}, false, nil, 503,
-			readiness{Status: "unavailable", Checks: map[string]string{"redis": "connection refused", "amqp": "ok"}}},
+			readiness{Status: "unavailable", Checks: map[string]string{"redis": "down", "amqp": "ok"}}},
 		{"draining", []Check{{"redis", ok}}, true, nil, 503,
 			readiness{Status: "draining", Checks: map[string]string{"redis": "ok"}}},
 		{"details", []Check{{"redis", ok}}, false, map[string]string{"idempotency_strategy": "api-only"}, 200,
