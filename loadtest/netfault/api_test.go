@@ -25,7 +25,8 @@ import (
 
 // apiProcess is the real api binary, started for one test.
 type apiProcess struct {
-	base string
+	base string // the payments listener
+	ops  string // the ops listener (/readyz)
 	key  string // the merchant's API key
 	pool *pgxpool.Pool
 	logs *lines
@@ -61,7 +62,7 @@ func startAPI(t *testing.T, redisURL string, extra map[string]string) *apiProces
 	merchant := strings.ReplaceAll(testenv.Name(t, "m"), "-", "_")
 	a := &apiProcess{key: "sk_test_" + merchant, pool: pool, logs: &lines{}}
 	env := map[string]string{
-		"API_LISTEN_ADDR": "127.0.0.1:0", "REDIS_URL": redisURL, "DATABASE_URL": dbURL,
+		"API_LISTEN_ADDR": "127.0.0.1:0", "API_OPS_ADDR": "127.0.0.1:0", "REDIS_URL": redisURL, "DATABASE_URL": dbURL,
 		"AMQP_URL": testenv.AMQPURL(t), "AMQP_EXCHANGE": testenv.Name(t, "payments"),
 		"API_MERCHANT_KEYS": merchant + "=" + a.key, "API_INSTANCE": "api-1", "LOG_LEVEL": "debug",
 		"SHUTDOWN_GRACE": "5s", "PATH": os.Getenv("PATH"),
@@ -93,20 +94,23 @@ func startAPI(t *testing.T, redisURL string, extra map[string]string) *apiProces
 			t.Logf("api logs:\n%s", a.logs.String())
 		}
 	})
-	addr := make(chan string, 1)
+	addr := make(chan [2]string, 1)
 	go func() {
 		s := bufio.NewScanner(pr)
 		for s.Scan() {
 			fmt.Fprintln(a.logs, s.Text())
-			var l struct{ Msg, Addr string }
+			var l struct {
+				Msg, Addr string
+				OpsAddr   string `json:"ops_addr"`
+			}
 			if json.Unmarshal(s.Bytes(), &l) == nil && l.Msg == "listening" {
-				addr <- l.Addr
+				addr <- [2]string{l.Addr, l.OpsAddr}
 			}
 		}
 	}()
 	select {
 	case x := <-addr:
-		a.base = "http://" + x
+		a.base, a.ops = "http://"+x[0], "http://"+x[1]
 	case <-time.After(20 * time.Second):
 		t.Fatalf("api did not listen within 20s\n%s", a.logs.String())
 	}
@@ -114,13 +118,13 @@ func startAPI(t *testing.T, redisURL string, extra map[string]string) *apiProces
 	return a
 }
 
-// waitReady polls /readyz until it answers status.
+// waitReady polls the ops listener's /readyz until it answers status.
 func (a *apiProcess) waitReady(t *testing.T, status int, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
 		got := 0
-		if resp, err := http.Get(a.base + "/readyz"); err == nil {
+		if resp, err := http.Get(a.ops + "/readyz"); err == nil {
 			got = resp.StatusCode
 			resp.Body.Close()
 		}
