@@ -33,7 +33,7 @@ type Series struct {
 type Marker struct {
 	At    time.Duration // since Start
 	Label string        // e.g. "kill api-1"
-	Kind  string        // kill, restart, flush: picks the colour
+	Kind  string        // the fault's action (kill, restart, flush, pause, outage, delete-queue): picks the colour
 }
 
 // Build buckets attempts and settle times by second from start. Times
@@ -83,9 +83,12 @@ var (
 	colErrors  = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff} // red
 	colRetries = color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff} // orange
 	markerCol  = map[string]color.Color{
-		"kill":    color.RGBA{R: 0x55, G: 0x55, B: 0x55, A: 0xff},
-		"restart": color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
-		"flush":   color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
+		"kill":         color.RGBA{R: 0x55, G: 0x55, B: 0x55, A: 0xff},
+		"restart":      color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
+		"flush":        color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
+		"pause":        color.RGBA{R: 0x17, G: 0xbe, B: 0xcf, A: 0xff},
+		"outage":       color.RGBA{R: 0xbc, G: 0xbd, B: 0x22, A: 0xff},
+		"delete-queue": color.RGBA{R: 0xe3, G: 0x77, B: 0xc2, A: 0xff},
 	}
 )
 
