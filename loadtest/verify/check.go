@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/oncepay/oncepay/loadtest/fault"
 	"github.com/oncepay/oncepay/loadtest/record"
 )
 
@@ -40,6 +39,7 @@ func Check(s Snapshot) Report {
 	c.boundary(&r.Boundary)   // 5
 	c.outbox()                // 5
 	c.landed(r.Requests)      // 6
+	r.Matrix = c.matrix(r.Faults)
 	r.PSP = PSP{ByOutcome: s.PSPCalls, Charges: len(s.Charges)}
 	for _, n := range s.PSPCalls {
 		r.PSP.Calls += n
@@ -78,6 +78,8 @@ type checker struct {
 	byKey     map[string][]Payment // merchant:key
 	chargesBy map[string][]Charge  // reference
 	dead      map[string]bool      // payment ids in the dead-letter queue
+	// deadReason is why each dead-lettered payment's message was parked.
+	deadReason map[string]string
 }
 
 func (c *checker) add(inv int, kind string, ids []string, format string, args ...any) {
@@ -99,9 +101,10 @@ func (c *checker) index() {
 	for _, ch := range c.s.Charges {
 		c.chargesBy[ch.Reference] = append(c.chargesBy[ch.Reference], ch)
 	}
-	c.dead = map[string]bool{}
+	c.dead, c.deadReason = map[string]bool{}, map[string]string{}
 	for _, d := range c.s.DeadLetters {
 		c.dead[d.MessageID] = true
+		c.deadReason[d.MessageID] = d.Reason
 	}
 }
 
@@ -235,6 +238,15 @@ func (c *checker) charges() {
 			if len(chs) > 0 {
 				c.add(3, KindFailedCharged, append([]string{p.ID}, chargeIDs(chs)...), "payment %s is failed but was charged %d time(s)", p.ID, len(chs))
 			}
+		default:
+			if len(chs) > 0 {
+				where := ""
+				if c.dead[p.ID] {
+					where = " (its message is in the dead-letter queue)"
+				}
+				c.add(3, KindPendingCharged, append([]string{p.ID}, chargeIDs(chs)...),
+					"payment %s is still %s after the drain%s, yet the psp charged it %d time(s) (%s)", p.ID, p.Status, where, len(chs), amounts(chs))
+			}
 		}
 	}
 }
@@ -253,6 +265,11 @@ func (c *checker) terminal() Payments {
 			n.Pending++
 			if c.dead[p.ID] {
 				n.DeadLettered++
+				if reason := c.deadReason[p.ID]; retryableDeath(reason) {
+					c.add(4, KindStrandedRetryable, []string{p.ID, mk(p.Merchant, p.Key)},
+						"payment %s is pending with its message dead-lettered for a failure that is not poison (%s): the dead-letter queue is for poison messages, an unknown outcome is retried or reconciled",
+						p.ID, reason)
+				}
 				continue
 			}
 			where := "not in the dead-letter queue"
@@ -307,28 +324,6 @@ func (c *checker) outbox() {
 		if !has[p.ID] {
 			c.add(5, KindNoOutbox, []string{p.ID}, "payment %s has no outbox row, so no message was ever sent for it", p.ID)
 		}
-	}
-}
-
-// landed checks invariant 6: a fault test proves something only if faults
-// cut off client requests or made workers take over leases.
-func (c *checker) landed(r Requests) {
-	if !c.s.ExpectFaults {
-		return
-	}
-	if r.CutOff == 0 && len(c.s.Takeovers) == 0 {
-		kills, mid := 0, 0
-		for _, e := range c.s.Faults {
-			if e.Action == fault.ActionKill {
-				kills++
-				if e.MidRequest != nil && *e.MidRequest {
-					mid++
-				}
-			}
-		}
-		c.add(6, KindNothingLanded, nil,
-			"no client request was cut off in flight and no worker lease was taken over (%d kills, %d seen mid-request): the run proved nothing",
-			kills, mid)
 	}
 }
 
@@ -407,4 +402,10 @@ func amounts(chs []Charge) string {
 		parts[i] = fmt.Sprintf("%s %d %s", ch.ID, ch.Amount, ch.Currency)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// retryableDeath reports whether a dead-letter reason is the worker giving
+// up on a retryable failure ("out of attempts"), not a poison message.
+func retryableDeath(reason string) bool {
+	return strings.HasPrefix(reason, "out of attempts")
 }
