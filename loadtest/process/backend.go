@@ -165,7 +165,10 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// Freeze sends SIGSTOP to the replica's current process and returns its pid.
+// Freeze sends SIGSTOP to the replica's current process, waits (at most a
+// second) until the kernel shows it stopped, and returns its pid. A signal
+// is delivered when the process next runs, so without the wait it could
+// still answer a request after Freeze returned.
 func (b *Backend) Freeze(ctx context.Context, name string) (int, error) {
 	r, dir, err := b.replica(name)
 	if err != nil {
@@ -177,6 +180,10 @@ func (b *Backend) Freeze(ctx context.Context, name string) (int, error) {
 	}
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		return 0, fmt.Errorf("freeze %s: sigstop %d: %w", name, pid, err)
+	}
+	if err := waitStopped(pid, time.Second); err != nil {
+		_ = b.Thaw(pid)
+		return 0, fmt.Errorf("freeze %s: %w", name, err)
 	}
 	return pid, nil
 }
