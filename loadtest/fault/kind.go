@@ -40,6 +40,10 @@ type Kind struct {
 	// Settle is how long a matrix plan leaves after the fault (after For)
 	// before the next one, so that each fault's effects show apart.
 	Settle time.Duration
+	// Takeover: the fault lands only if a worker takes a lease over within
+	// For plus Settle after it (a frozen worker's lease must expire and be
+	// taken, or the zombie owner was never put to the test).
+	Takeover bool
 	// Runtimes are the runtimes whose backends can apply it.
 	Runtimes []string
 	// Exercises says which failure window it opens, for people.
@@ -70,7 +74,7 @@ var Kinds = []Kind{
 		Exercises: "a request cut off after the api stage began, before the answer", Invariants: []int{1, 2, 5, 6}},
 	{Name: "kill-worker", Action: ActionKill, Target: "worker", Aim: AimCharge, Runtimes: everywhere,
 		Exercises: "a charge cut off mid psp call; the lease expires and another worker takes over", Invariants: []int{3, 4, 5, 6}},
-	{Name: "restart-rabbitmq", Action: ActionRestart, Target: "rabbitmq", Aim: AimAny, Settle: 35 * time.Second, Runtimes: everywhere,
+	{Name: "restart-rabbitmq", Action: ActionRestart, Target: "rabbitmq", Aim: AimAny, Settle: 65 * time.Second, Runtimes: everywhere,
 		Exercises: "the broker gone for seconds: outbox backlog, redeliveries", Invariants: []int{4, 5}},
 	{Name: "flush-redis", Action: ActionFlush, Target: "redis", Aim: AimAny, Runtimes: everywhere,
 		Exercises: "the boundary forgets every key: the durable backstops alone", Invariants: []int{2, 3}},
@@ -82,13 +86,13 @@ var Kinds = []Kind{
 		Exercises: "the system of record crashes (SIGKILL) mid-transaction and recovers from its WAL", Invariants: []int{1, 3, 4, 5}},
 	{Name: "kill-redis", Action: ActionKill, Target: "redis", Aim: AimAny, Runtimes: localOnly,
 		Exercises: "Redis crashes (SIGKILL) with AOF everysec: up to the last second of transitions lost", Invariants: []int{2, 3, 5}},
-	{Name: "kill-rabbitmq", Action: ActionKill, Target: "rabbitmq", Aim: AimAny, Settle: 35 * time.Second, Runtimes: localOnly,
+	{Name: "kill-rabbitmq", Action: ActionKill, Target: "rabbitmq", Aim: AimAny, Settle: 65 * time.Second, Runtimes: localOnly,
 		Exercises: "the broker crashes (SIGKILL): unconfirmed publishes and unacked deliveries", Invariants: []int{4, 5}},
-	{Name: "pause-worker", Action: ActionPause, Target: "worker", Aim: AimCharge, For: 20 * time.Second, Runtimes: localOnly,
-		Exercises: "a worker frozen mid psp call past its lease, then resumed: the zombie owner must write nothing", Invariants: []int{3, 5, 6}},
+	{Name: "pause-worker", Action: ActionPause, Target: "worker", Aim: AimCharge, For: 35 * time.Second, Takeover: true, Runtimes: localOnly,
+		Exercises: "a worker frozen mid psp call past its lease and the broker's heartbeat timeout, then resumed: another worker takes over, the zombie owner must write nothing", Invariants: []int{3, 5, 6}},
 	{Name: "pause-api", Action: ActionPause, Target: "api", Aim: AimRequest, For: 12 * time.Second, Runtimes: localOnly,
 		Exercises: "an api replica frozen mid-request past its lease, then resumed", Invariants: []int{1, 2, 5}},
-	{Name: "psp-outage", Action: ActionOutage, Target: "psp", Aim: AimCharge, For: 40 * time.Second, Runtimes: localOnly,
+	{Name: "psp-outage", Action: ActionOutage, Target: "psp", Aim: AimCharge, For: 125 * time.Second, Settle: 30 * time.Second, Runtimes: localOnly,
 		Exercises: "the psp fails every call for longer than the workers' retry budget, then recovers", Invariants: []int{3, 4}},
 	{Name: "delete-queue", Action: ActionDeleteQueue, Target: "rabbitmq", Aim: AimRequest, Runtimes: localOnly,
 		Exercises: "the broker loses the charge queue while the api publishes: unroutable messages", Invariants: []int{4, 5},

@@ -18,7 +18,7 @@ type MatrixConfig struct {
 const (
 	matrixLead   = 10 * time.Second
 	matrixTail   = 5 * time.Second
-	matrixSettle = 20 * time.Second
+	matrixSettle = 18 * time.Second
 )
 
 // MatrixPlan returns one step of every kind in Kinds that runtime can

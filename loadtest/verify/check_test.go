@@ -218,6 +218,24 @@ func TestCheckViolations(t *testing.T) {
 			},
 		},
 		{
+			name: "a frozen worker whose lease nobody took over did not land",
+			mutate: func(s *verify.Snapshot) {
+				s.RequireLanded = true
+				// clean()'s takeover (t+20s) is within pause-worker's For+Settle of t+1s, this one's is not
+				s.Faults = append(s.Faults, fault.Event{Seq: 2, Time: t0.Add(21 * time.Second), Kind: "pause-worker", Action: fault.ActionPause,
+					Target: "worker-1", ForMS: 35000, MidRequest: new(true), InFlight: 1, Frozen: true})
+			},
+			want: []verify.Violation{{Invariant: 6, Kind: verify.KindFaultMissed, IDs: []string{"pause-worker", "worker-1"}}},
+		},
+		{
+			name: "a frozen worker whose lease was taken over landed",
+			mutate: func(s *verify.Snapshot) {
+				s.RequireLanded = true
+				s.Faults = append(s.Faults, fault.Event{Seq: 2, Time: t0.Add(5 * time.Second), Kind: "pause-worker", Action: fault.ActionPause,
+					Target: "worker-1", ForMS: 35000, MidRequest: new(true), InFlight: 1, Frozen: true})
+			},
+		},
+		{
 			name: "a fault that missed, when every fault must land",
 			mutate: func(s *verify.Snapshot) {
 				s.RequireLanded = true

@@ -51,6 +51,12 @@ func (c *checker) landed(r Requests) {
 	}
 	if c.s.RequireLanded {
 		for _, e := range c.s.Faults {
+			k, _ := fault.KindByName(e.Kind)
+			if e.Landed() && k.Takeover && c.takeoversAfter(e, k) == 0 {
+				c.add(6, KindFaultMissed, []string{e.Kind, e.Target}, "fault %d (%s %s at %s) did not land: no worker took a lease over within %s after it",
+					e.Seq, e.Kind, e.Target, c.at(e.Time), k.For+k.Settle)
+				continue
+			}
 			if !e.Landed() {
 				why := "it failed: " + e.Error
 				if e.Error == "" {
@@ -93,6 +99,17 @@ func (c *checker) cutOffsNear(t time.Time) int {
 		}
 		end := a.Time().Add(time.Duration(a.DurationMS * float64(time.Millisecond)))
 		if !end.Before(t.Add(-cutOffBefore)) && !end.After(t.Add(cutOffAfter)) {
+			n++
+		}
+	}
+	return n
+}
+
+// takeoversAfter counts the lease takeovers within k.For+k.Settle after e.
+func (c *checker) takeoversAfter(e fault.Event, k fault.Kind) int {
+	n := 0
+	for _, t := range c.s.Takeovers {
+		if !t.TakenAt.Before(e.Time) && !t.TakenAt.After(e.Time.Add(k.For+k.Settle)) {
 			n++
 		}
 	}

@@ -24,7 +24,8 @@ type FaultRow struct {
 	Frozen   bool   `json:"frozen"`
 	// CutOff and Takeovers are the client's cut-off attempts and the
 	// workers' lease takeovers in the fault's window: from the fault to
-	// the next one (to the end, for the last).
+	// the next one (to the end, for the last), cut-offs ending up to
+	// cutOffBefore early.
 	CutOff    int `json:"cut_off"`
 	Takeovers int `json:"takeovers"`
 	// Exercises are the invariants its kind puts to the test (fault.Kind);
@@ -82,12 +83,17 @@ func (c *checker) matrix(faults []Fault) []FaultRow {
 		}
 		if k, ok := fault.KindByName(kind); ok {
 			row.Exercises = k.Invariants
+			if k.Takeover && c.takeoversAfter(f.Event, k) == 0 {
+				row.Landed = false // the lease it froze was never taken over
+			}
 		}
-		from, to := f.Time, time.Time{}
+		// a cut-off's end is estimated from k6's timings, which leave out
+		// the connect time: it may fall just before the kill
+		from, to := f.Time.Add(-cutOffBefore), time.Time{}
 		if i+1 < len(faults) {
 			to = faults[i+1].Time
 		}
-		in := func(t time.Time) bool { return !t.Before(from) && (to.IsZero() || t.Before(to)) }
+		in := func(t time.Time) bool { return !t.Before(from) && (to.IsZero() || t.Before(to.Add(-cutOffBefore))) }
 		for _, a := range c.s.Attempts {
 			if a.Class == record.ClassCutOff && in(a.Time().Add(time.Duration(a.DurationMS*float64(time.Millisecond)))) {
 				row.CutOff++

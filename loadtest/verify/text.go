@@ -73,7 +73,7 @@ func (r Report) WriteText(w io.Writer) error {
 			mid++
 		}
 	}
-	p.f("faults (%d, %d kills landed mid-request)\n", len(r.Faults), mid)
+	p.f("faults (%d, %d landed mid-request)\n", len(r.Faults), mid)
 	for _, f := range r.Faults {
 		p.f("  %-9s %s\n", fmt.Sprintf("t+%.1fs", f.At.Seconds()), describe(f.Event))
 	}
