@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,9 +32,15 @@ type config struct {
 	Out          string           // -out: where the runs and the table go
 	ReportOnly   bool             // -report-only: rebuild the table from the runs in -out
 	Ready        []string         // -ready: the api and worker addresses whose /readyz must show the strategy
+	// FaultdAddr is where loadtest/run starts the fault driver
+	// (FAULTD_ADDR, default 127.0.0.1:8099).
+	FaultdAddr string
 }
 
-func loadConfig(args []string, stderr io.Writer) (config, error) {
+// loadConfig reads the flags; the -ready default and FaultdAddr follow the
+// local runtime's LOCAL_PORT_BASE (8080: api-1, worker-1 +1, api-2 +2,
+// worker-2 +3) and FAULTD_ADDR.
+func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c config
@@ -47,7 +55,13 @@ func loadConfig(args []string, stderr io.Writer) (config, error) {
 	fs.Float64Var(&c.PSPFailAfter, "psp-fail-after", 0.01, "share of psp charges whose answer is dropped after charging (0 to disable)")
 	fs.StringVar(&c.Out, "out", ".run/compare", "output directory")
 	fs.BoolVar(&c.ReportOnly, "report-only", false, "do not run; rebuild the table and chart from the runs in -out")
-	fs.StringVar(&ready, "ready", "127.0.0.1:8080,127.0.0.1:8082,127.0.0.1:8081,127.0.0.1:8083", "api and worker addresses of the local runtime")
+	base := 8080
+	if b, err := strconv.Atoi(getenv("LOCAL_PORT_BASE")); err == nil && b > 0 {
+		base = b
+	}
+	fs.StringVar(&ready, "ready", fmt.Sprintf("127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d", base, base+2, base+1, base+3),
+		"api and worker addresses of the local runtime")
+	c.FaultdAddr = cmp.Or(getenv("FAULTD_ADDR"), "127.0.0.1:8099")
 	if err := fs.Parse(args[1:]); err != nil {
 		return config{}, err
 	}

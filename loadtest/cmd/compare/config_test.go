@@ -13,7 +13,7 @@ import (
 
 func TestLoadConfig(t *testing.T) {
 	t.Parallel()
-	c, err := loadConfig([]string{"compare", "-strategies", "oncepay, api-only", "-duration", "90s", "-psp-fail-after", "0"}, io.Discard)
+	c, err := loadConfig([]string{"compare", "-strategies", "oncepay, api-only", "-duration", "90s", "-psp-fail-after", "0"}, noEnv, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func TestLoadConfig(t *testing.T) {
 	if c.Duration != 90*time.Second || c.Rate != 30 || c.PSPFailAfter != 0 || !strings.HasSuffix(c.Out, "/.run/compare") {
 		t.Errorf("config = %+v", c)
 	}
-	d, err := loadConfig([]string{"compare"}, io.Discard)
+	d, err := loadConfig([]string{"compare"}, noEnv, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestLoadConfig(t *testing.T) {
 func TestLoadConfigReportsEveryProblem(t *testing.T) {
 	t.Parallel()
 	_, err := loadConfig([]string{"compare", "-strategies", "oncepay,nope,oncepay", "-duration", "30s", "-rate", "0",
-		"-kill-every", "soon", "-psp-fail-after", "2"}, io.Discard)
+		"-kill-every", "soon", "-psp-fail-after", "2"}, noEnv, io.Discard)
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -52,5 +52,20 @@ func TestParseExports(t *testing.T) {
 	want := map[string]string{"REDIS_URL": "redis://127.0.0.1:6391/0", "WORKER_RETRY_DELAYS": "1s,5s,15s"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("exports (-want +got):\n%s", diff)
+	}
+}
+
+func noEnv(string) string { return "" }
+
+func TestConfigFollowsLocalPortBase(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"LOCAL_PORT_BASE": "8180", "FAULTD_ADDR": "127.0.0.1:8399"}
+	c, err := loadConfig([]string{"compare"}, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"127.0.0.1:8180", "127.0.0.1:8182", "127.0.0.1:8181", "127.0.0.1:8183"}
+	if diff := cmp.Diff(want, c.Ready); diff != "" || c.FaultdAddr != "127.0.0.1:8399" {
+		t.Errorf("ready (-want +got):\n%s\nfaultd %s, want 127.0.0.1:8399", diff, c.FaultdAddr)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,12 +23,9 @@ import (
 	"github.com/oncepay/oncepay/pkg/idem/naive"
 )
 
-// pspURL is the local runtime's psp simulator; faultdAddr is where
-// loadtest/run starts the fault driver during a fault run.
-const (
-	pspURL     = "http://127.0.0.1:8090"
-	faultdAddr = "127.0.0.1:8099"
-)
+// defaultPSPURL is the local runtime's psp simulator when scripts/local env
+// names none.
+const defaultPSPURL = "http://127.0.0.1:8090"
 
 // run runs the experiment once per strategy (unless -report-only), then
 // writes and prints the table. Progress and the runs' own output go to
@@ -36,7 +34,7 @@ const (
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cfg, err := loadConfig(args, stderr)
+	cfg, err := loadConfig(args, getenv, stderr)
 	if err != nil {
 		return err
 	}
@@ -65,9 +63,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 // experiment into <out>/<s>.
 func runOne(ctx context.Context, rt runtime, cfg config, s naive.Strategy) error {
 	start := time.Now()
-	if c, err := net.DialTimeout("tcp", faultdAddr, time.Second); err == nil {
+	if c, err := net.DialTimeout("tcp", cfg.FaultdAddr, time.Second); err == nil {
 		c.Close()
-		return fmt.Errorf("a fault driver already listens on %s: another fault run is using the local runtime; wait for it to end", faultdAddr)
+		return fmt.Errorf("a fault driver already listens on %s: another fault run is using the local runtime; wait for it to end", cfg.FaultdAddr)
 	}
 	if err := rt.up(ctx, s); err != nil {
 		return err
@@ -79,6 +77,7 @@ func runOne(ctx context.Context, rt runtime, cfg config, s naive.Strategy) error
 	if err != nil {
 		return err
 	}
+	pspURL := cmp.Or(env["PSP_URL"], defaultPSPURL)
 	svc, err := servicesOf(env, pspURL)
 	if err != nil {
 		return err
@@ -128,6 +127,10 @@ func restore(rt runtime, cfg config, stderr io.Writer) {
 	fmt.Fprintln(stderr, "\n==> compare: restoring the local runtime to oncepay, psp faults off")
 	if err := rt.up(ctx, naive.StrategyOncepay); err != nil {
 		fmt.Fprintf(stderr, "compare: restore: %v\n", err)
+	}
+	pspURL := defaultPSPURL
+	if env, err := rt.env(ctx); err == nil {
+		pspURL = cmp.Or(env["PSP_URL"], defaultPSPURL)
 	}
 	if err := pspFaults(ctx, pspURL, 0, cfg.Seed); err != nil {
 		fmt.Fprintf(stderr, "compare: restore psp: %v\n", err)
