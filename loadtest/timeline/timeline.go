@@ -101,7 +101,7 @@ func Render(w io.Writer, s Series, markers []Marker, title string, width, height
 	p.X.Label.Text = "seconds since the load started"
 	p.Y.Label.Text = "per second"
 	p.Add(plotter.NewGrid())
-	series, faults := plot.NewLegend(), plot.NewLegend()
+	series := plot.NewLegend()
 
 	ymax := 1.0
 	for _, v := range [][]float64{s.OK, s.Errors, s.Retries, s.Settled} {
@@ -168,25 +168,30 @@ func Render(w io.Writer, s Series, markers []Marker, title string, width, height
 		p.Add(line)
 		series.Add(l.name, line)
 	}
-	// A legend entry per marker kind that occurs.
+	// A legend entry per marker kind that occurs, four to a column.
+	legends := []*plot.Legend{&series}
 	seen := map[string]bool{}
 	for _, m := range markers {
 		if seen[m.Kind] {
 			continue
 		}
+		if len(seen)%4 == 0 {
+			l := plot.NewLegend()
+			legends = append(legends, &l)
+		}
 		seen[m.Kind] = true
 		line, _ := plotter.NewLine(plotter.XYs{{}, {}})
 		line.Color, line.Dashes = markerCol[m.Kind], []vg.Length{vg.Points(4), vg.Points(3)}
-		faults.Add(fmt.Sprintf("fault: %s", m.Kind), line)
+		legends[len(legends)-1].Add(fmt.Sprintf("fault: %s", m.Kind), line)
 	}
 
-	// The plot above, the two legends side by side in a strip below it.
+	// The plot above, the legends side by side in a strip below it.
 	img := vgimg.New(width, height)
 	dc := draw.New(img)
 	strip := 4*series.TextStyle.Font.Size*1.2 + vg.Points(4)
 	p.Draw(draw.Crop(dc, 0, 0, strip, 0))
 	below := draw.Crop(dc, 0, 0, 0, strip-dc.Max.Y+dc.Min.Y)
-	for i, l := range []*plot.Legend{&series, &faults} {
+	for i, l := range legends {
 		l.Top, l.Left = true, true
 		l.XOffs = vg.Length(i)*vg.Points(220) + vg.Points(60)
 		l.YOffs = -vg.Points(4)
