@@ -36,6 +36,7 @@ func Check(s Snapshot) Report {
 	c.oneRowPerKey()          // 2
 	c.charges()               // 3
 	r.Payments = c.terminal() // 4
+	c.parked()                // 4
 	c.boundary(&r.Boundary)   // 5
 	c.outbox()                // 5
 	c.landed(r.Requests)      // 6
@@ -78,8 +79,6 @@ type checker struct {
 	byKey     map[string][]Payment // merchant:key
 	chargesBy map[string][]Charge  // reference
 	dead      map[string]bool      // payment ids in the dead-letter queue
-	// deadReason is why each dead-lettered payment's message was parked.
-	deadReason map[string]string
 }
 
 func (c *checker) add(inv int, kind string, ids []string, format string, args ...any) {
@@ -101,10 +100,9 @@ func (c *checker) index() {
 	for _, ch := range c.s.Charges {
 		c.chargesBy[ch.Reference] = append(c.chargesBy[ch.Reference], ch)
 	}
-	c.dead, c.deadReason = map[string]bool{}, map[string]string{}
+	c.dead = map[string]bool{}
 	for _, d := range c.s.DeadLetters {
 		c.dead[d.MessageID] = true
-		c.deadReason[d.MessageID] = d.Reason
 	}
 }
 
@@ -265,11 +263,6 @@ func (c *checker) terminal() Payments {
 			n.Pending++
 			if c.dead[p.ID] {
 				n.DeadLettered++
-				if reason := c.deadReason[p.ID]; retryableDeath(reason) {
-					c.add(4, KindStrandedRetryable, []string{p.ID, mk(p.Merchant, p.Key)},
-						"payment %s is pending with its message dead-lettered for a failure that is not poison (%s): the dead-letter queue is for poison messages, an unknown outcome is retried or reconciled",
-						p.ID, reason)
-				}
 				continue
 			}
 			where := "not in the dead-letter queue"
@@ -287,6 +280,21 @@ func (c *checker) terminal() Payments {
 		}
 	}
 	return n
+}
+
+// parked checks invariant 4 for the dead-letter queue: it holds poison
+// messages only. A message of this run's payment that the worker parked
+// "out of attempts" (a retryable failure) is a violation whatever the
+// payment's status: its charge was given up on, not retried or reconciled.
+func (c *checker) parked() {
+	for _, d := range c.s.DeadLetters {
+		p, ok := c.byID[d.MessageID]
+		if !ok || !retryableDeath(d.Reason) {
+			continue
+		}
+		c.add(4, KindStrandedRetryable, []string{p.ID, mk(p.Merchant, p.Key)},
+			"payment %s (%s) had its message dead-lettered for a failure that is not poison: %s", p.ID, p.Status, d.Reason)
+	}
 }
 
 // boundary checks invariant 5 for the Redis records.

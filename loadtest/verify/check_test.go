@@ -178,6 +178,13 @@ func TestCheckViolations(t *testing.T) {
 			want: []verify.Violation{{Invariant: 3, Kind: verify.KindPendingCharged, IDs: []string{"pay_3", "ch_3"}}},
 		},
 		{
+			name: "dead-lettered for a retryable failure, settled since",
+			mutate: func(s *verify.Snapshot) {
+				s.DeadLetters = []verify.DeadLetter{{MessageID: "pay_3", Reason: "out of attempts (10): psp: 503"}, {MessageID: "pay_other_run", Reason: "out of attempts (10): psp: 503"}}
+			},
+			want: []verify.Violation{{Invariant: 4, Kind: verify.KindStrandedRetryable, IDs: []string{"pay_3", "merchant_b:r1-1"}}},
+		},
+		{
 			name: "dead-lettered for a retryable failure",
 			mutate: func(s *verify.Snapshot) {
 				s.Payments[2].Status = "pending"

@@ -108,7 +108,7 @@ const (
 	KindNoOutbox          = "no_outbox_row"           // 5: a payment without an outbox row
 	KindNothingLanded     = "no_fault_landed"         // 6: no cut-off request, no takeover, no fault seen frozen mid-work
 	KindPendingCharged    = "pending_but_charged"     // 3: pending after the drain, yet charged at the psp
-	KindStrandedRetryable = "dead_lettered_retryable" // 4: pending, dead-lettered for a failure that is not poison
+	KindStrandedRetryable = "dead_lettered_retryable" // 4: dead-lettered for a failure that is not poison
 	KindDetectorsDisagree = "landing_unconfirmed"     // 6: the driver cut a request off, the client saw no cut-off
 	KindFaultMissed       = "fault_missed"            // 6: a fault that did not land where it was aimed (Snapshot.RequireLanded)
 )
