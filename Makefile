@@ -138,7 +138,7 @@ MATRIX_RATE  ?= 20
 MATRIX_DRAIN ?= 120s
 
 .PHONY: fault-matrix
-fault-matrix: k6 ## every fault kind RUNTIME can apply, once, under load (~12 min local), then verify; fails on any violation or missed fault; report in .run/fault-matrix[-RUNTIME]
+fault-matrix: k6 ## every fault kind RUNTIME can apply, once, under load (~11 min local), then verify; fails on any violation or missed fault; report in .run/fault-matrix[-RUNTIME]
 	RUNTIME=$(RUNTIME) RATE=$(MATRIX_RATE) DRAIN=$(MATRIX_DRAIN) loadtest/run matrix
 
 .PHONY: verify
