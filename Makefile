@@ -145,12 +145,19 @@ loadtest: k6 ## load without faults (DURATION, RATE), then verify; leaves the st
 	$(LOADTEST) load
 
 .PHONY: chaos
-chaos: k6 ## load with faults: kills, RabbitMQ/Redis restarts, FLUSHALL; then verify; leaves the stack up
+chaos: k6 ## load with faults: kills, RabbitMQ/Redis restarts, FLUSHALL (and, from 150s, a Postgres SIGKILL and a worker pause); then verify; leaves the stack up
 	$(LOADTEST) chaos
 
 .PHONY: demo
 demo: k6 ## up + 3 min k6 fault test + drain + invariant report and timeline (.run/demo[-RUNTIME]); leaves the stack up
 	$(LOADTEST) chaos
+
+MATRIX_RATE  ?= 20
+MATRIX_DRAIN ?= 120s
+
+.PHONY: fault-matrix
+fault-matrix: k6 ## every fault kind RUNTIME can apply, once, under load (~11 min local), then verify; fails on any violation or missed fault; report in .run/fault-matrix[-RUNTIME]
+	RUNTIME=$(RUNTIME) RATE=$(MATRIX_RATE) DRAIN=$(MATRIX_DRAIN) loadtest/run matrix
 
 .PHONY: verify
 verify: ## check the last run's invariants again and rewrite its report (.run/demo[-RUNTIME])

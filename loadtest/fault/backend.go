@@ -1,10 +1,13 @@
 package fault
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
-// Backend carries out faults on one runtime: local processes now,
-// containers (docker compose) and pods (kind) later. Replica and service
-// names are the runtime-neutral ones: api-1, worker-2, redis, rabbitmq.
+// Backend carries out faults on one runtime: local processes, containers
+// (docker compose) or pods (kind). Replica and service names are the
+// runtime-neutral ones: api-1, worker-2, redis, rabbitmq, postgres.
 type Backend interface {
 	// KillReplica ends one replica abruptly, the way a crash or an OOM
 	// kill does (SIGKILL, docker kill, pod delete with no grace), and
@@ -17,6 +20,39 @@ type Backend interface {
 	RestartService(ctx context.Context, service string) error
 	// FlushRedis deletes every key in every Redis database.
 	FlushRedis(ctx context.Context) error
+}
+
+// ServiceKiller is a Backend that can crash a backing service.
+type ServiceKiller interface {
+	// KillService sends SIGKILL to the service (and its children), starts
+	// it again and returns once it answers.
+	KillService(ctx context.Context, service string) error
+}
+
+// Freezer is a Backend that can stop a replica's process and let it go on.
+// The driver freezes a replica before it trusts a look at its work in
+// flight: a stopped process cannot answer, so what is in flight while it
+// is frozen is what a kill cuts off. Pauses need it too.
+type Freezer interface {
+	// Freeze stops the replica (SIGSTOP) and returns the pid stopped.
+	Freeze(ctx context.Context, replica string) (pid int, err error)
+	// Thaw lets the stopped pid go on (SIGCONT); a pid that is gone by
+	// then is no error.
+	Thaw(pid int) error
+}
+
+// QueueDeleter is a Backend that can delete a broker queue.
+type QueueDeleter interface {
+	// DeleteQueue deletes the named queue with its messages, whether or not
+	// it has consumers, and returns how many messages it held.
+	DeleteQueue(ctx context.Context, queue string) (messages int, err error)
+}
+
+// Outager is a Backend that can take the psp down.
+type Outager interface {
+	// PSPOutage makes the psp refuse every call for d (503, nothing
+	// charged), then puts its configuration back, also when ctx ends.
+	PSPOutage(ctx context.Context, d time.Duration) error
 }
 
 // Prober tells whether a replica has work in flight right now: n units of

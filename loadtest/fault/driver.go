@@ -5,16 +5,27 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 )
 
 // ErrUnknownAction is returned by Driver.Do for an action it does not know.
 var ErrUnknownAction = errors.New("unknown fault action")
 
-// DriverConfig tunes the wait for work in flight before a kill.
+// ErrUnsupported is returned by Driver.Do for an action the runtime's
+// backend cannot carry out.
+var ErrUnsupported = errors.New("fault not supported on this runtime")
+
+// ChargeQueue is the queue a delete-queue fault deletes.
+const ChargeQueue = "payments.charge"
+
+// DriverConfig tunes the wait for work in flight before a fault.
 type DriverConfig struct {
-	WaitInFlight time.Duration // give up waiting after this long and kill anyway (default 2s)
+	WaitInFlight time.Duration // give up waiting after this long and apply the fault anyway (default 2s)
 	Poll         time.Duration // how often to look (default 5ms)
+	// APIs and Workers are the replicas probed for a fault of a service
+	// (AimRequest: the APIs, AimCharge: the Workers, AimAny: both).
+	APIs, Workers []string
 	// OnEvent, if set, is called with every logged event (e.g. to show it
 	// to a person), after it was written to the log.
 	OnEvent func(Event)
@@ -42,37 +53,55 @@ func NewDriver(backend Backend, prober Prober, events *EventLog, log *slog.Logge
 	return &Driver{backend: backend, prober: prober, events: events, log: log, cfg: cfg, now: time.Now}
 }
 
-// Do applies one fault now and returns its logged event. A kill first waits,
-// at most WaitInFlight, until the prober sees work in flight on the replica,
-// then kills it whether or not it saw any; the event says which. A failed
-// fault is logged too, with its error, and the error is returned.
+// Do applies one fault of action to target now; see Apply.
 func (d *Driver) Do(ctx context.Context, action Action, target string) (Event, error) {
-	e := Event{Action: action, Target: target}
+	return d.Apply(ctx, Step{Action: action, Target: target})
+}
+
+// Apply applies the fault of s now (its AtMS is ignored) and returns its
+// logged event.
+//
+// A fault with an aim first waits, at most WaitInFlight, until the aimed-at
+// work is in flight, then is applied whether or not it saw any; the event's
+// MidRequest says which. A kill or pause of a replica aims at the replica's
+// own work; when the backend is a Freezer, the driver stops the replica as
+// soon as a look shows work in flight and looks again: only work still in
+// flight in the stopped process counts (Event.Frozen), since a request can
+// be answered between a look and a kill. A fault of a service aims at the
+// replicas its Kind names (Kind.Aim), by looks alone.
+//
+// A failed fault is logged too, with its error, and the error is returned.
+// ErrUnknownAction and ErrUnsupported are returned unlogged.
+func (d *Driver) Apply(ctx context.Context, s Step) (Event, error) {
+	if s.Kind == "" {
+		s.Kind = KindOf(s.Action, s.Target)
+	}
+	e := Event{Kind: s.Kind, Action: s.Action, Target: s.Target, ForMS: s.ForMS}
 	var err error
-	switch action {
-	case ActionKill:
-		err = d.kill(ctx, &e)
-	case ActionRestart:
-		e.Time = d.now()
-		err = d.backend.RestartService(ctx, target)
-		e.TookMS = d.now().Sub(e.Time).Milliseconds()
-	case ActionFlush:
-		e.Time = d.now()
-		if target != "redis" {
-			err = fmt.Errorf("flush %q: only redis can be flushed", target)
-			break
+	if isReplica(s.Target) && (s.Action == ActionKill || s.Action == ActionPause) {
+		if err = d.replicaFault(ctx, s, &e); errors.Is(err, ErrUnsupported) || (err != nil && e.Time.IsZero()) {
+			return Event{}, err
 		}
-		err = d.backend.FlushRedis(ctx)
+	} else {
+		apply, aerr := d.action(s)
+		if aerr != nil {
+			return Event{}, aerr
+		}
+		if probe := d.aim(s); len(probe) > 0 {
+			if err := d.waitInFlight(ctx, probe, &e); err != nil {
+				return Event{}, err
+			}
+		}
+		e.Time = d.now()
+		e.PID, err = apply(ctx)
 		e.TookMS = d.now().Sub(e.Time).Milliseconds()
-	default:
-		return Event{}, fmt.Errorf("%w %q (want kill, restart or flush)", ErrUnknownAction, action)
 	}
 	if err != nil {
 		e.Error = err.Error()
 	}
 	e, logErr := d.events.Append(e)
-	d.log.Info("fault", "seq", e.Seq, "action", e.Action, "target", e.Target, "pid", e.PID,
-		"mid_request", e.MidRequest, "in_flight", e.InFlight, "evidence", e.Evidence,
+	d.log.Info("fault", "seq", e.Seq, "kind", e.Kind, "action", e.Action, "target", e.Target, "pid", e.PID,
+		"mid_request", e.MidRequest, "frozen", e.Frozen, "in_flight", e.InFlight, "evidence", e.Evidence,
 		"waited_ms", e.WaitedMS, "took_ms", e.TookMS, "err", e.Error)
 	if d.cfg.OnEvent != nil {
 		d.cfg.OnEvent(e)
@@ -80,21 +109,46 @@ func (d *Driver) Do(ctx context.Context, action Action, target string) (Event, e
 	return e, errors.Join(err, logErr)
 }
 
-// kill waits for work in flight on the replica, then kills it.
-func (d *Driver) kill(ctx context.Context, e *Event) error {
+// replicaFault kills or pauses one replica once its work is in flight. It
+// sets e.Time when the fault was applied; an error with e.Time unset means
+// nothing was done.
+func (d *Driver) replicaFault(ctx context.Context, s Step, e *Event) error {
+	fr, canFreeze := d.backend.(Freezer)
+	pause := s.Action == ActionPause
+	if pause && !canFreeze {
+		return fmt.Errorf("%w: pause %s (the %T backend is no Freezer)", ErrUnsupported, s.Target, d.backend)
+	}
+	forD := time.Duration(s.ForMS) * time.Millisecond
+	if pause && forD <= 0 {
+		return fmt.Errorf("pause %s: want a positive duration, got %s", s.Target, forD)
+	}
 	start := d.now()
 	deadline := start.Add(d.cfg.WaitInFlight)
 	var (
 		n        int
 		evidence string
+		frozen   int // the pid stopped, 0 if none
 	)
 	for {
-		var err error
-		n, evidence, err = d.prober.InFlight(ctx, e.Target)
-		if err != nil {
-			n, evidence = 0, "probe failed: "+err.Error()
+		n, evidence = d.look(ctx, s.Target)
+		if n > 0 && !canFreeze {
+			break
 		}
-		if n > 0 || !d.now().Before(deadline) {
+		if n > 0 {
+			pid, err := fr.Freeze(ctx, s.Target)
+			if err == nil {
+				if n, evidence = d.look(ctx, s.Target); n > 0 {
+					frozen = pid
+					break
+				}
+				// answered between the look and the freeze: not in flight
+				if err := fr.Thaw(pid); err != nil {
+					return err
+				}
+			}
+			n = 0
+		}
+		if !d.now().Before(deadline) {
 			break
 		}
 		select {
@@ -106,9 +160,156 @@ func (d *Driver) kill(ctx context.Context, e *Event) error {
 	e.Time = d.now()
 	e.WaitedMS = e.Time.Sub(start).Milliseconds()
 	mid := n > 0
-	e.MidRequest, e.InFlight, e.Evidence = &mid, n, evidence
-	pid, err := d.backend.KillReplica(ctx, e.Target)
-	e.PID = pid
+	e.MidRequest, e.InFlight, e.Evidence, e.Frozen = &mid, n, evidence, frozen != 0
+	var err error
+	switch {
+	case pause:
+		e.PID = frozen
+		if frozen == 0 {
+			if e.PID, err = fr.Freeze(ctx, s.Target); err != nil {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(forD):
+		}
+		err = fr.Thaw(e.PID)
+	default:
+		e.PID, err = d.backend.KillReplica(ctx, s.Target)
+		if err != nil && frozen != 0 {
+			err = errors.Join(err, fr.Thaw(frozen))
+		}
+	}
 	e.TookMS = d.now().Sub(e.Time).Milliseconds()
 	return err
+}
+
+// look asks the prober about one replica; a failed look is no work.
+func (d *Driver) look(ctx context.Context, replica string) (int, string) {
+	n, evidence, err := d.prober.InFlight(ctx, replica)
+	if err != nil {
+		return 0, "probe failed: " + err.Error()
+	}
+	return n, evidence
+}
+
+// action returns the backend call that carries out s, or why there is none.
+func (d *Driver) action(s Step) (func(context.Context) (int, error), error) {
+	none := func(err error) (int, error) { return 0, err }
+	unsupported := func(iface string) error {
+		return fmt.Errorf("%w: %s %s (the %T backend is no %s)", ErrUnsupported, s.Action, s.Target, d.backend, iface)
+	}
+	forD := time.Duration(s.ForMS) * time.Millisecond
+	switch s.Action {
+	case ActionKill:
+		k, ok := d.backend.(ServiceKiller)
+		if !ok {
+			return nil, unsupported("ServiceKiller")
+		}
+		return func(ctx context.Context) (int, error) { return none(k.KillService(ctx, s.Target)) }, nil
+	case ActionRestart:
+		return func(ctx context.Context) (int, error) { return none(d.backend.RestartService(ctx, s.Target)) }, nil
+	case ActionFlush:
+		return func(ctx context.Context) (int, error) {
+			if s.Target != "redis" {
+				return none(fmt.Errorf("flush %q: only redis can be flushed", s.Target))
+			}
+			return none(d.backend.FlushRedis(ctx))
+		}, nil
+	case ActionDeleteQueue:
+		q, ok := d.backend.(QueueDeleter)
+		if !ok {
+			return nil, unsupported("QueueDeleter")
+		}
+		return func(ctx context.Context) (int, error) {
+			_, err := q.DeleteQueue(ctx, ChargeQueue)
+			return none(err)
+		}, nil
+	case ActionOutage:
+		o, ok := d.backend.(Outager)
+		if !ok {
+			return nil, unsupported("Outager")
+		}
+		return func(ctx context.Context) (int, error) {
+			if s.Target != "psp" || forD <= 0 {
+				return none(fmt.Errorf("outage of %q for %s: only the psp, for a positive duration", s.Target, forD))
+			}
+			return none(o.PSPOutage(ctx, forD))
+		}, nil
+	case ActionPause:
+		return nil, fmt.Errorf("pause %q: only a replica can be paused", s.Target)
+	}
+	return nil, fmt.Errorf("%w %q (want kill, restart, flush, pause, delete-queue or outage)", ErrUnknownAction, s.Action)
+}
+
+// aim returns the replicas whose work in flight the fault of s waits for:
+// a replica fault's target; for a service fault, the replicas its kind
+// aims at; none for a fault of no known kind on a service (it is applied
+// at once, as before kinds had aims).
+func (d *Driver) aim(s Step) []string {
+	if isReplica(s.Target) {
+		return []string{s.Target}
+	}
+	k, ok := KindByName(s.Kind)
+	if !ok {
+		return nil
+	}
+	switch k.Aim {
+	case AimRequest:
+		return d.cfg.APIs
+	case AimCharge:
+		return d.cfg.Workers
+	case AimAny:
+		return append(append([]string(nil), d.cfg.APIs...), d.cfg.Workers...)
+	}
+	return nil
+}
+
+// waitInFlight polls the replicas until one has work in flight or
+// WaitInFlight has passed, and records what it saw in e.
+func (d *Driver) waitInFlight(ctx context.Context, replicas []string, e *Event) error {
+	start := d.now()
+	deadline := start.Add(d.cfg.WaitInFlight)
+	var (
+		n        int
+		evidence []string
+	)
+	for {
+		evidence = evidence[:0]
+		for _, r := range replicas {
+			m, ev, err := d.prober.InFlight(ctx, r)
+			if err != nil {
+				m, ev = 0, "probe failed: "+err.Error()
+			}
+			if len(replicas) > 1 {
+				ev = r + ": " + ev
+			}
+			if m > 0 {
+				n, evidence = m, []string{ev}
+				if len(replicas) > 1 {
+					e.Hit = r
+				}
+				break
+			}
+			evidence = append(evidence, ev)
+		}
+		if n > 0 || !d.now().Before(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(d.cfg.Poll):
+		}
+	}
+	mid := n > 0
+	e.WaitedMS = d.now().Sub(start).Milliseconds()
+	e.MidRequest, e.InFlight, e.Evidence = &mid, n, strings.Join(evidence, "; ")
+	return nil
+}
+
+// isReplica reports whether target names a replica (api-1, worker-2).
+func isReplica(target string) bool {
+	return strings.HasPrefix(target, "api-") || strings.HasPrefix(target, "worker-")
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -44,6 +45,33 @@ func (b *fakeBackend) RestartService(_ context.Context, s string) error {
 }
 func (b *fakeBackend) FlushRedis(context.Context) error { return b.record("flush") }
 
+func (b *fakeBackend) KillService(_ context.Context, s string) error { return b.record("crash " + s) }
+
+func (b *fakeBackend) Freeze(_ context.Context, r string) (int, error) {
+	return 4242, b.record("freeze " + r)
+}
+
+func (b *fakeBackend) Thaw(pid int) error { return b.record(fmt.Sprintf("thaw %d", pid)) }
+
+func (b *fakeBackend) DeleteQueue(_ context.Context, q string) (int, error) {
+	return 3, b.record("delete-queue " + q)
+}
+
+func (b *fakeBackend) PSPOutage(_ context.Context, d time.Duration) error {
+	return b.record(fmt.Sprintf("outage %s", d))
+}
+
+// plainBackend is a Backend with none of the optional interfaces.
+type plainBackend struct{ f *fakeBackend }
+
+func (b plainBackend) KillReplica(ctx context.Context, r string) (int, error) {
+	return b.f.KillReplica(ctx, r)
+}
+func (b plainBackend) RestartService(ctx context.Context, s string) error {
+	return b.f.RestartService(ctx, s)
+}
+func (b plainBackend) FlushRedis(ctx context.Context) error { return b.f.FlushRedis(ctx) }
+
 // fakeProber reports work in flight from the n-th look on (never if n < 0).
 type fakeProber struct {
 	mu     sync.Mutex
@@ -77,14 +105,14 @@ func TestKillWaitsForWorkInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.looks != 5 {
-		t.Errorf("prober looked %d times, want 5 (until busy)", p.looks)
+	if p.looks != 6 {
+		t.Errorf("prober looked %d times, want 6 (until busy, and once more frozen)", p.looks)
 	}
-	want := fault.Event{Seq: 1, Action: fault.ActionKill, Target: "api-1", PID: 4242, MidRequest: new(true), InFlight: 2, Evidence: "2 open client connections"}
+	want := fault.Event{Seq: 1, Kind: "kill-api", Action: fault.ActionKill, Target: "api-1", PID: 4242, MidRequest: new(true), InFlight: 2, Evidence: "2 open client connections", Frozen: true}
 	if diff := cmp.Diff(want, e, cmpopts.IgnoreFields(fault.Event{}, "Time", "WaitedMS", "TookMS")); diff != "" {
 		t.Errorf("event (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"kill api-1"}, b.calls); diff != "" {
+	if diff := cmp.Diff([]string{"freeze api-1", "kill api-1"}, b.calls); diff != "" {
 		t.Errorf("backend calls (-want +got):\n%s", diff)
 	}
 }
@@ -204,7 +232,7 @@ func TestServer(t *testing.T) {
 			t.Errorf("POST /v1/faults %s: status %d, want %d", tt.body, res.StatusCode, tt.want)
 		}
 	}
-	if diff := cmp.Diff([]string{"kill api-2", "flush"}, b.calls); diff != "" {
+	if diff := cmp.Diff([]string{"freeze api-2", "kill api-2", "flush"}, b.calls); diff != "" {
 		t.Errorf("backend calls (-want +got):\n%s", diff)
 	}
 	if n := len(events.Events()); n != 3 {

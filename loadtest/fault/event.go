@@ -13,17 +13,25 @@ import (
 
 // Event is one fault as it happened: one line of the fault log.
 type Event struct {
-	Seq    int       `json:"seq"`  // 1, 2, ... in the order the faults were applied
-	Time   time.Time `json:"time"` // when the fault was applied (after any wait)
+	Seq    int       `json:"seq"`            // 1, 2, ... in the order the faults were applied
+	Time   time.Time `json:"time"`           // when the fault was applied (after any wait)
+	Kind   string    `json:"kind,omitempty"` // the Kinds entry (KindOf for logs without one)
 	Action Action    `json:"action"`
 	Target string    `json:"target"`
-	// PID is the process a kill hit (0 when the runtime has no pids).
+	ForMS  int64     `json:"for_ms,omitempty"` // a pause's or an outage's length
+	// PID is the process a kill or a pause hit (0 when the runtime has no
+	// pids, and for services).
 	PID int `json:"pid,omitempty"`
-	// MidRequest is set for kills: whether the replica had work in flight
-	// when the kill was sent; InFlight and Evidence say what was seen.
+	// MidRequest is set for faults with an aim: whether the aimed-at work
+	// was in flight when the fault was applied; InFlight and Evidence say
+	// what was seen, Hit which replica had it (for a fault of a service).
 	MidRequest *bool  `json:"mid_request,omitempty"`
 	InFlight   int    `json:"in_flight,omitempty"`
 	Evidence   string `json:"evidence,omitempty"`
+	Hit        string `json:"hit,omitempty"`
+	// Frozen: the replica was stopped (SIGSTOP) when InFlight was counted,
+	// so the work seen could not finish before the fault hit it.
+	Frozen bool `json:"frozen,omitempty"`
 	// WaitedMS is how long the driver waited for work in flight; TookMS how
 	// long the fault itself took (a restart: until the service answered).
 	WaitedMS int64  `json:"waited_ms"`
@@ -95,10 +103,17 @@ func ReadEvents(path string) ([]Event, error) {
 func (e Event) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "fault %d: %s %s", e.Seq, e.Action, e.Target)
+	if e.ForMS > 0 {
+		fmt.Fprintf(&b, " for %s", time.Duration(e.ForMS)*time.Millisecond)
+	}
 	if e.PID != 0 {
 		fmt.Fprintf(&b, " (pid %d)", e.PID)
 	}
 	switch {
+	case e.MidRequest != nil && *e.MidRequest && e.Hit != "":
+		fmt.Fprintf(&b, ", mid-request on %s: %s, after waiting %dms, took %dms", e.Hit, e.Evidence, e.WaitedMS, e.TookMS)
+	case e.MidRequest != nil && *e.MidRequest && e.Frozen:
+		fmt.Fprintf(&b, ", mid-request (seen frozen): %s, after waiting %dms", e.Evidence, e.WaitedMS)
 	case e.MidRequest != nil && *e.MidRequest:
 		fmt.Fprintf(&b, ", mid-request: %s, after waiting %dms", e.Evidence, e.WaitedMS)
 	case e.MidRequest != nil:
@@ -110,4 +125,10 @@ func (e Event) String() string {
 		fmt.Fprintf(&b, "; FAILED: %s", e.Error)
 	}
 	return b.String()
+}
+
+// Landed reports whether the fault was applied without error and, if it
+// had an aim, while the aimed-at work was in flight.
+func (e Event) Landed() bool {
+	return e.Error == "" && (e.MidRequest == nil || *e.MidRequest)
 }

@@ -1,6 +1,7 @@
 package fault
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -20,13 +21,25 @@ const (
 	// ActionFlush deletes every key in Redis (FLUSHALL): the boundary
 	// forgets everything it knew.
 	ActionFlush Action = "flush"
+	// ActionPause stops one replica (SIGSTOP) for the step's duration, then
+	// lets it go on (SIGCONT): a process frozen past its lease.
+	ActionPause Action = "pause"
+	// ActionDeleteQueue deletes the charge queue: the broker lost its
+	// definitions.
+	ActionDeleteQueue Action = "delete-queue"
+	// ActionOutage makes the psp fail every call for the step's duration,
+	// then puts its configuration back.
+	ActionOutage Action = "outage"
 )
 
 // Step is one planned fault: do Action to Target At after the start.
 type Step struct {
 	AtMS   int64  `json:"at_ms"`
+	Kind   string `json:"kind,omitempty"` // the Kinds entry; empty in plans that predate it
 	Action Action `json:"action"`
 	Target string `json:"target"` // a replica (api-1), or a service (rabbitmq, redis)
+	// ForMS is how long a fault with a duration lasts (pause, outage).
+	ForMS int64 `json:"for_ms,omitempty"`
 }
 
 // At returns the step's offset from the start of the load.
@@ -45,6 +58,9 @@ type PlanConfig struct {
 	// between 6 s and 18 s.
 	KillEvery time.Duration
 	Seed      uint64 // jitter of ±1 s on every kill; the same seed gives the same plan
+	// Runtime (local, compose, kind) decides which of the longer runs'
+	// extra faults (longRunFaults) the plan holds; empty means local.
+	Runtime string
 }
 
 // The backing-service faults happen once each, at these fractions of the
@@ -62,6 +78,20 @@ var serviceFaults = []struct {
 	{0.75, ActionRestart, "redis"},
 }
 
+// longRunFaults are added to runs of longRun or more, if the runtime can
+// apply them: a Postgres crash and a worker frozen past its lease.
+var longRunFaults = []struct {
+	at   float64
+	kind string
+}{
+	{0.35, "kill-postgres"},
+	{0.60, "pause-worker"},
+}
+
+// longRun is the shortest run that holds longRunFaults (make demo's 180 s
+// does; make test-demo's and make compare's 60 s do not).
+const longRun = 150 * time.Second
+
 // brokerOutage is how long a RabbitMQ restart keeps the workers idle (the
 // restart takes 10-15 s on a small machine): no worker is killed then,
 // since it would have nothing in flight.
@@ -73,7 +103,9 @@ const minGap = 4 * time.Second
 
 // Plan returns the fault schedule for one run, ordered by time: one restart
 // of RabbitMQ, one FLUSHALL of Redis and one restart of Redis at fixed
-// fractions of the run (20%, 50%, 75%), and kills every KillEvery in between, alternating api
+// fractions of the run (20%, 50%, 75%); in runs of longRun or more also a
+// SIGKILL of Postgres (35%) and a pause of worker-1 (60%), where the
+// runtime can apply them; and kills every KillEvery in between, alternating api
 // and worker replicas (api-1, worker-1, api-2, worker-2, ...), except that
 // no worker is killed while the broker restarts, and the first kill after
 // the FLUSHALL is a worker's. Kills keep minGap from each other and from
@@ -97,7 +129,22 @@ func Plan(c PlanConfig) ([]Step, error) {
 	var steps []Step
 	for _, f := range serviceFaults {
 		at := time.Duration(float64(c.Duration) * f.at).Round(time.Second)
-		steps = append(steps, Step{AtMS: at.Milliseconds(), Action: f.action, Target: f.target})
+		steps = append(steps, Step{AtMS: at.Milliseconds(), Kind: KindOf(f.action, f.target), Action: f.action, Target: f.target})
+	}
+	if c.Duration >= longRun {
+		runtime := cmp.Or(c.Runtime, "local")
+		for _, f := range longRunFaults {
+			k, _ := KindByName(f.kind)
+			if !k.On(runtime) {
+				continue
+			}
+			target := k.Target
+			if target == "worker" {
+				target = c.Workers[0]
+			}
+			at := time.Duration(float64(c.Duration) * f.at).Round(time.Second)
+			steps = append(steps, Step{AtMS: at.Milliseconds(), Kind: k.Name, Action: k.Action, Target: target, ForMS: k.For.Milliseconds()})
+		}
 	}
 	services := slices.Clone(steps)
 	// clear moves a kill that would land within minGap of a service fault
@@ -135,7 +182,7 @@ func Plan(c PlanConfig) ([]Step, error) {
 			target = c.APIs[apiKills%len(c.APIs)]
 			apiKills++
 		}
-		steps = append(steps, Step{AtMS: at.Milliseconds(), Action: ActionKill, Target: target})
+		steps = append(steps, Step{AtMS: at.Milliseconds(), Kind: KindOf(ActionKill, target), Action: ActionKill, Target: target})
 		kills++
 		workerTurn = !worker
 		last = at

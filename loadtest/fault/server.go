@@ -16,12 +16,16 @@ type ServerDeps struct {
 	Events *EventLog
 	// APIs and Workers are the replica names a plan kills in turn.
 	APIs, Workers []string
+	// Runtime (local, compose, kind) picks the kinds a plan may hold.
+	Runtime string
 }
 
 // NewServer returns the fault driver's HTTP interface:
 //
 //	GET  /v1/schedule?duration=180s&seed=1  the plan for a run (Plan), {"steps":[...]}
-//	POST /v1/faults {"action","target"}     apply one fault now; 200 with the event, 500 with the event if it failed
+//	GET  /v1/schedule?plan=matrix&seed=1    every kind once (MatrixPlan), {"steps":[...],"duration_ms":...}
+//	POST /v1/faults {"action","target"}     apply one fault now (a Step: also "kind", "for_ms");
+//	                                        200 with the event, 500 with the event if it failed
 //	GET  /v1/events                          every event so far, {"events":[...]}
 //	GET  /livez, /readyz                     200
 func NewServer(d ServerDeps) http.Handler {
@@ -40,11 +44,6 @@ func NewServer(d ServerDeps) http.Handler {
 func handleSchedule(d ServerDeps) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
-		dur, err := time.ParseDuration(q.Get("duration"))
-		if err != nil || dur <= 0 {
-			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "duration must be a positive duration like 180s"})
-			return
-		}
 		var seed uint64
 		if s := q.Get("seed"); s != "" {
 			if _, err := fmt.Sscan(s, &seed); err != nil {
@@ -52,8 +51,22 @@ func handleSchedule(d ServerDeps) http.Handler {
 				return
 			}
 		}
+		if q.Get("plan") == "matrix" {
+			steps, load, err := MatrixPlan(MatrixConfig{Runtime: d.Runtime, APIs: d.APIs, Workers: d.Workers, Seed: seed})
+			if err != nil {
+				writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+				return
+			}
+			writeJSON(w, http.StatusOK, map[string]any{"steps": steps, "duration_ms": load.Milliseconds()})
+			return
+		}
+		dur, err := time.ParseDuration(q.Get("duration"))
+		if err != nil || dur <= 0 {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "duration must be a positive duration like 180s"})
+			return
+		}
 		every, _ := time.ParseDuration(q.Get("kill_every"))
-		steps, err := Plan(PlanConfig{Duration: dur, APIs: d.APIs, Workers: d.Workers, KillEvery: every, Seed: seed})
+		steps, err := Plan(PlanConfig{Duration: dur, APIs: d.APIs, Workers: d.Workers, KillEvery: every, Seed: seed, Runtime: d.Runtime})
 		if err != nil {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 			return
@@ -64,17 +77,14 @@ func handleSchedule(d ServerDeps) http.Handler {
 
 func handleFault(log *slog.Logger, drv *Driver) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Action Action `json:"action"`
-			Target string `json:"target"`
-		}
+		var req Step
 		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&req); err != nil || req.Target == "" {
-			writeJSON(w, http.StatusBadRequest, map[string]string{"error": `body must be {"action": "kill|restart|flush", "target": "..."}`})
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": `body must be {"action": "kill|restart|flush|pause|delete-queue|outage", "target": "...", "kind": "...", "for_ms": 0}`})
 			return
 		}
-		e, err := drv.Do(r.Context(), req.Action, req.Target)
+		e, err := drv.Apply(r.Context(), req)
 		switch {
-		case errors.Is(err, ErrUnknownAction):
+		case errors.Is(err, ErrUnknownAction), errors.Is(err, ErrUnsupported):
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		case err != nil:
 			log.Error("fault failed", "action", req.Action, "target", req.Target, "err", err)

@@ -11,7 +11,8 @@
 //                  original's retry must replay
 //   crossmerchant  one key string used by two merchants: two payments
 //   faults         (FAULTS=1) follows the fault driver's schedule: kills,
-//                  RabbitMQ and Redis restarts, a Redis FLUSHALL
+//                  RabbitMQ and Redis restarts, a Redis FLUSHALL, ...; with
+//                  FAULT_PLAN=matrix, every fault kind once
 //
 // Every HTTP attempt is logged as a JSON line (see lib/client.js); run with
 // --console-output=<file> --log-format=json so that cmd/verify can read them.
@@ -97,7 +98,8 @@ export function setup() {
   const runID = config.runID || `r${Date.now().toString(36)}`;
   let steps = [];
   if (config.faults) {
-    const q = `duration=${config.durationSeconds}s&seed=${config.seed}` + (config.killEvery ? `&kill_every=${config.killEvery}` : '');
+    const q = `duration=${config.durationSeconds}s&seed=${config.seed}` + (config.killEvery ? `&kill_every=${config.killEvery}` : '')
+      + (config.faultPlan ? `&plan=${config.faultPlan}` : '');
     const res = http.get(`${config.faultdURL}/v1/schedule?${q}`);
     if (res.status !== 200) {
       throw new Error(`fault driver at ${config.faultdURL}: ${res.status} ${res.error || res.body}`);
@@ -267,7 +269,7 @@ export async function faults(data) {
     const wait = t0 + step.at_ms - Date.now();
     if (wait > 0) sleep(wait / 1000);
     pending.push(
-      http.asyncRequest('POST', `${config.faultdURL}/v1/faults`, JSON.stringify({ action: step.action, target: step.target }), {
+      http.asyncRequest('POST', `${config.faultdURL}/v1/faults`, JSON.stringify({ kind: step.kind, action: step.action, target: step.target, for_ms: step.for_ms }), {
         headers: { 'Content-Type': 'application/json' }, timeout: '300s', tags: { name: 'fault' },
       }).then((res) => {
         if (res.status !== 200) {

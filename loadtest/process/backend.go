@@ -3,12 +3,15 @@ package process
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/oncepay/oncepay/loadtest/fault"
 	"github.com/oncepay/oncepay/loadtest/sockdiag"
 	"github.com/redis/go-redis/v9"
 )
@@ -34,6 +37,10 @@ type Config struct {
 	// point the harness at the runtime's own state directory and ports.
 	HarnessEnv []string
 	Redis      *redis.Client // the runtime's Redis, for FlushRedis
+	// Broker deletes queues (DeleteQueue) and PSP takes the psp down
+	// (PSPOutage); nil: the backend cannot.
+	Broker *fault.Broker
+	PSP    *fault.PSPAdmin
 }
 
 // Backend kills replicas by pid, restarts services through the harness and
@@ -74,24 +81,55 @@ func (b *Backend) KillReplica(ctx context.Context, name string) (int, error) {
 	return pid, nil
 }
 
-// RestartService runs `harness restart <service>` (redis or rabbitmq), which
-// returns once the service answers again.
+// RestartService runs `harness restart <service>` (redis, rabbitmq or
+// postgres), which returns once the service answers again.
 func (b *Backend) RestartService(ctx context.Context, service string) error {
+	return b.harness(ctx, service, "restart")
+}
+
+// KillService runs `harness kill <service>` (SIGKILL to the service and its
+// children: a crash), then `harness start <service>`, which returns once
+// it answers again. Redis comes back from its AOF (appendfsync everysec),
+// Postgres from its WAL.
+func (b *Backend) KillService(ctx context.Context, service string) error {
+	return b.harness(ctx, service, "kill", "start")
+}
+
+// harness runs each harness command on service in turn.
+func (b *Backend) harness(ctx context.Context, service string, commands ...string) error {
 	switch service {
-	case "redis", "rabbitmq":
+	case "redis", "rabbitmq", "postgres":
 	default:
-		return fmt.Errorf("restart %q: only redis and rabbitmq can be restarted", service)
+		return fmt.Errorf("%s %q: only redis, rabbitmq and postgres", commands[0], service)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, b.cfg.Harness, "restart", service)
-	cmd.Env = b.cfg.HarnessEnv
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("harness restart %s: %w: %s", service, err, strings.TrimSpace(lastLines(out.String(), 5)))
+	for _, c := range commands {
+		cmd := exec.CommandContext(ctx, b.cfg.Harness, c, service)
+		cmd.Env = b.cfg.HarnessEnv
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("harness %s %s: %w: %s", c, service, err, strings.TrimSpace(lastLines(out.String(), 5)))
+		}
 	}
 	return nil
+}
+
+// DeleteQueue deletes queue through the broker (fault.Broker).
+func (b *Backend) DeleteQueue(ctx context.Context, queue string) (int, error) {
+	if b.cfg.Broker == nil {
+		return 0, fmt.Errorf("delete queue %s: no broker configured (AMQP_URL)", queue)
+	}
+	return b.cfg.Broker.DeleteQueue(ctx, queue)
+}
+
+// PSPOutage takes the psp down for d through its admin API (fault.PSPAdmin).
+func (b *Backend) PSPOutage(ctx context.Context, d time.Duration) error {
+	if b.cfg.PSP == nil {
+		return fmt.Errorf("psp outage: no psp configured (PSP_URL)")
+	}
+	return b.cfg.PSP.Outage(ctx, d)
 }
 
 // FlushRedis runs FLUSHALL.
@@ -125,4 +163,35 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Freeze sends SIGSTOP to the replica's current process, waits (at most a
+// second) until the kernel shows it stopped, and returns its pid. A signal
+// is delivered when the process next runs, so without the wait it could
+// still answer a request after Freeze returned.
+func (b *Backend) Freeze(ctx context.Context, name string) (int, error) {
+	r, dir, err := b.replica(name)
+	if err != nil {
+		return 0, err
+	}
+	pid, err := replicaPID(dir, r.Program)
+	if err != nil {
+		return 0, fmt.Errorf("freeze %s: %w", name, err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		return 0, fmt.Errorf("freeze %s: sigstop %d: %w", name, pid, err)
+	}
+	if err := waitStopped(pid, time.Second); err != nil {
+		_ = b.Thaw(pid)
+		return 0, fmt.Errorf("freeze %s: %w", name, err)
+	}
+	return pid, nil
+}
+
+// Thaw sends SIGCONT to pid; a pid that is gone is no error.
+func (b *Backend) Thaw(pid int) error {
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("thaw: sigcont %d: %w", pid, err)
+	}
+	return nil
 }

@@ -67,13 +67,40 @@ func isProgram(pid int, dir, program string) error {
 
 // alive reports whether pid exists and is not a zombie.
 func alive(pid int) bool {
+	s := procState(pid)
+	return s != 0 && s != 'Z'
+}
+
+// procState returns the state letter of pid in /proc/pid/stat (R, S, T,
+// Z, ...), or 0 if there is no such process.
+func procState(pid int) byte {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return false
+		return 0
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
+	if i < 0 || i+2 >= len(s) {
+		return 0
+	}
+	return s[i+2]
+}
+
+// waitStopped waits, at most wait, until pid is stopped by a signal (T).
+func waitStopped(pid int, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for {
+		switch procState(pid) {
+		case 'T':
+			return nil
+		case 0, 'Z':
+			return fmt.Errorf("pid %d: %w", pid, ErrNotRunning)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("pid %d not stopped %s after SIGSTOP", pid, wait)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // kill sends SIGKILL to pid and waits, at most wait, until it is gone.

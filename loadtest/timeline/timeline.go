@@ -33,7 +33,7 @@ type Series struct {
 type Marker struct {
 	At    time.Duration // since Start
 	Label string        // e.g. "kill api-1"
-	Kind  string        // kill, restart, flush: picks the colour
+	Kind  string        // the fault's action (kill, restart, flush, pause, outage, delete-queue): picks the colour
 }
 
 // Build buckets attempts and settle times by second from start. Times
@@ -83,9 +83,12 @@ var (
 	colErrors  = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff} // red
 	colRetries = color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff} // orange
 	markerCol  = map[string]color.Color{
-		"kill":    color.RGBA{R: 0x55, G: 0x55, B: 0x55, A: 0xff},
-		"restart": color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
-		"flush":   color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
+		"kill":         color.RGBA{R: 0x55, G: 0x55, B: 0x55, A: 0xff},
+		"restart":      color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
+		"flush":        color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
+		"pause":        color.RGBA{R: 0x17, G: 0xbe, B: 0xcf, A: 0xff},
+		"outage":       color.RGBA{R: 0xbc, G: 0xbd, B: 0x22, A: 0xff},
+		"delete-queue": color.RGBA{R: 0xe3, G: 0x77, B: 0xc2, A: 0xff},
 	}
 )
 
@@ -98,7 +101,7 @@ func Render(w io.Writer, s Series, markers []Marker, title string, width, height
 	p.X.Label.Text = "seconds since the load started"
 	p.Y.Label.Text = "per second"
 	p.Add(plotter.NewGrid())
-	series, faults := plot.NewLegend(), plot.NewLegend()
+	series := plot.NewLegend()
 
 	ymax := 1.0
 	for _, v := range [][]float64{s.OK, s.Errors, s.Retries, s.Settled} {
@@ -165,25 +168,30 @@ func Render(w io.Writer, s Series, markers []Marker, title string, width, height
 		p.Add(line)
 		series.Add(l.name, line)
 	}
-	// A legend entry per marker kind that occurs.
+	// A legend entry per marker kind that occurs, four to a column.
+	legends := []*plot.Legend{&series}
 	seen := map[string]bool{}
 	for _, m := range markers {
 		if seen[m.Kind] {
 			continue
 		}
+		if len(seen)%4 == 0 {
+			l := plot.NewLegend()
+			legends = append(legends, &l)
+		}
 		seen[m.Kind] = true
 		line, _ := plotter.NewLine(plotter.XYs{{}, {}})
 		line.Color, line.Dashes = markerCol[m.Kind], []vg.Length{vg.Points(4), vg.Points(3)}
-		faults.Add(fmt.Sprintf("fault: %s", m.Kind), line)
+		legends[len(legends)-1].Add(fmt.Sprintf("fault: %s", m.Kind), line)
 	}
 
-	// The plot above, the two legends side by side in a strip below it.
+	// The plot above, the legends side by side in a strip below it.
 	img := vgimg.New(width, height)
 	dc := draw.New(img)
 	strip := 4*series.TextStyle.Font.Size*1.2 + vg.Points(4)
 	p.Draw(draw.Crop(dc, 0, 0, strip, 0))
 	below := draw.Crop(dc, 0, 0, 0, strip-dc.Max.Y+dc.Min.Y)
-	for i, l := range []*plot.Legend{&series, &faults} {
+	for i, l := range legends {
 		l.Top, l.Left = true, true
 		l.XOffs = vg.Length(i)*vg.Points(220) + vg.Points(60)
 		l.YOffs = -vg.Points(4)

@@ -169,7 +169,95 @@ func TestCheckViolations(t *testing.T) {
 		{
 			name:   "stuck pending, yet charged",
 			mutate: func(s *verify.Snapshot) { s.Payments[0].Status = "pending" },
-			want:   []verify.Violation{{Invariant: 4, Kind: verify.KindStuckPending, IDs: []string{"pay_1", "merchant_a:r1-1", "ch_1"}}},
+			want: []verify.Violation{
+				{Invariant: 3, Kind: verify.KindPendingCharged, IDs: []string{"pay_1", "ch_1"}},
+				{Invariant: 4, Kind: verify.KindStuckPending, IDs: []string{"pay_1", "merchant_a:r1-1", "ch_1"}},
+			},
+		},
+		{
+			name: "dead-lettered, yet charged",
+			mutate: func(s *verify.Snapshot) {
+				s.Payments[2].Status = "pending"
+				s.DeadLetters = []verify.DeadLetter{{MessageID: "pay_3", Reason: "delivery_limit"}}
+			},
+			want: []verify.Violation{{Invariant: 3, Kind: verify.KindPendingCharged, IDs: []string{"pay_3", "ch_3"}}},
+		},
+		{
+			name: "dead-lettered for a retryable failure, settled since",
+			mutate: func(s *verify.Snapshot) {
+				s.DeadLetters = []verify.DeadLetter{{MessageID: "pay_3", Reason: "out of attempts (10): psp: 503"}, {MessageID: "pay_other_run", Reason: "out of attempts (10): psp: 503"}}
+			},
+			want: []verify.Violation{{Invariant: 4, Kind: verify.KindStrandedRetryable, IDs: []string{"pay_3", "merchant_b:r1-1"}}},
+		},
+		{
+			name: "dead-lettered for a retryable failure",
+			mutate: func(s *verify.Snapshot) {
+				s.Payments[2].Status = "pending"
+				s.Charges = s.Charges[:1]
+				s.DeadLetters = []verify.DeadLetter{{MessageID: "pay_3", Reason: "out of attempts (4): psp: transient: 503"}}
+			},
+			want: []verify.Violation{{Invariant: 4, Kind: verify.KindStrandedRetryable, IDs: []string{"pay_3", "merchant_b:r1-1"}}},
+		},
+		{
+			name: "a run that caught a violation did not prove nothing",
+			mutate: func(s *verify.Snapshot) {
+				s.Attempts = s.Attempts[1:]
+				s.Takeovers = nil
+				s.Charges = append(s.Charges, verify.Charge{ID: "ch_1b", IdempotencyKey: "merchant_a:r1-1", Reference: "pay_1", Amount: 1000, Currency: "EUR"})
+			},
+			want: []verify.Violation{{Invariant: 3, Kind: verify.KindDoubleCharge, IDs: []string{"pay_1", "ch_1", "ch_1b"}}, {Invariant: 7, Kind: verify.KindNotLinearizable, IDs: []string{"merchant_a:r1-1"}}},
+		},
+		{
+			name: "no takeover needed: a worker kill seen frozen mid-charge landed",
+			mutate: func(s *verify.Snapshot) {
+				s.Attempts = s.Attempts[1:]
+				s.Takeovers = nil
+				s.Faults = []fault.Event{{Seq: 1, Time: t0.Add(time.Second), Action: fault.ActionKill, Target: "worker-1", MidRequest: new(true), InFlight: 2, Frozen: true}}
+			},
+		},
+		{
+			name: "the driver cut a request off, the client saw none",
+			mutate: func(s *verify.Snapshot) {
+				s.Faults[0].Frozen = true // the cut-off in clean() ended a second before the kill
+			},
+			want: []verify.Violation{{Invariant: 6, Kind: verify.KindDetectorsDisagree, IDs: []string{"api-1"}}},
+		},
+		{
+			name: "the driver cut a request off, the client saw it",
+			mutate: func(s *verify.Snapshot) {
+				s.Faults[0].Frozen = true
+				s.Attempts[0].DurationMS = 1010
+			},
+		},
+		{
+			name: "a frozen worker whose lease nobody took over did not land",
+			mutate: func(s *verify.Snapshot) {
+				s.RequireLanded = true
+				// clean()'s takeover (t+20s) is within pause-worker's For+Settle of t+1s, this one's is not
+				s.Faults = append(s.Faults, fault.Event{Seq: 2, Time: t0.Add(21 * time.Second), Kind: "pause-worker", Action: fault.ActionPause,
+					Target: "worker-1", ForMS: 35000, MidRequest: new(true), InFlight: 1, Frozen: true})
+			},
+			want: []verify.Violation{{Invariant: 6, Kind: verify.KindFaultMissed, IDs: []string{"pause-worker", "worker-1"}}},
+		},
+		{
+			name: "a frozen worker whose lease was taken over landed",
+			mutate: func(s *verify.Snapshot) {
+				s.RequireLanded = true
+				s.Faults = append(s.Faults, fault.Event{Seq: 2, Time: t0.Add(5 * time.Second), Kind: "pause-worker", Action: fault.ActionPause,
+					Target: "worker-1", ForMS: 35000, MidRequest: new(true), InFlight: 1, Frozen: true})
+			},
+		},
+		{
+			name: "a fault that missed, when every fault must land",
+			mutate: func(s *verify.Snapshot) {
+				s.RequireLanded = true
+				s.Faults = append(s.Faults, fault.Event{Seq: 2, Time: t0.Add(5 * time.Second), Kind: "kill-postgres", Action: fault.ActionKill, Target: "postgres", MidRequest: new(false), Evidence: "idle"},
+					fault.Event{Seq: 3, Time: t0.Add(6 * time.Second), Kind: "psp-outage", Action: fault.ActionOutage, Target: "psp", MidRequest: new(true), Error: "psp outage: 404"})
+			},
+			want: []verify.Violation{
+				{Invariant: 6, Kind: verify.KindFaultMissed, IDs: []string{"kill-postgres", "postgres"}},
+				{Invariant: 6, Kind: verify.KindFaultMissed, IDs: []string{"psp-outage", "psp"}},
+			},
 		},
 		{
 			name: "pending but dead-lettered is reported, not a violation",
@@ -257,10 +345,31 @@ func TestWriteText(t *testing.T) {
 		"VIOLATED (1)",
 		"[3 double_charge] payment pay_1 was charged 2 times (ch_1 1000 EUR, ch_1b 1000 EUR)",
 		"ids: pay_1 ch_1 ch_1b",
-		"[1 cut off, 1 takeovers]",
+		"[1 cut off, 1 takeovers, 0 faults seen frozen mid-work]",
+		"1   kill-api          api-1     t+1s     yes     api-1      1        0         1          1,2,5,6      3",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+func TestCheckMatrix(t *testing.T) {
+	t.Parallel()
+	s := clean()
+	s.Attempts[0].DurationMS = 1010 // the cut-off ends as api-1 is killed
+	s.Faults[0].Frozen = true
+	s.Faults = append(s.Faults, fault.Event{Seq: 2, Time: t0.Add(2500 * time.Millisecond), Kind: "kill-postgres", Action: fault.ActionKill,
+		Target: "postgres", MidRequest: new(true), InFlight: 1, Hit: "worker-2"})
+	s.Charges = append(s.Charges, verify.Charge{ID: "ch_3b", IdempotencyKey: "merchant_b:r1-1", Reference: "pay_3", Amount: 1000, Currency: "EUR"})
+	r := verify.Check(s)
+	want := []verify.FaultRow{
+		{Seq: 1, Kind: "kill-api", Target: "api-1", At: time.Second, Landed: true, Hit: "api-1", InFlight: 1, Frozen: true, CutOff: 1,
+			Exercises: []int{1, 2, 5, 6}},
+		{Seq: 2, Kind: "kill-postgres", Target: "postgres", At: 2500 * time.Millisecond, Landed: true, Hit: "worker-2", InFlight: 1,
+			Takeovers: 1, Exercises: []int{1, 3, 4, 5}, Violated: []int{3}},
+	}
+	if diff := cmp.Diff(want, r.Matrix); diff != "" {
+		t.Errorf("matrix (-want +got):\n%s", diff)
 	}
 }

@@ -82,9 +82,12 @@ func deadLetters(conn *amqp.Connection, queue string, limit int) ([]DeadLetter, 
 	return out, nil
 }
 
-// deathReason returns why RabbitMQ dead-lettered a message, from its
-// x-first-death-reason or x-death headers.
+// deathReason returns why a message was dead-lettered: the worker's own
+// x-dead-letter-reason, or RabbitMQ's x-first-death-reason or x-death.
 func deathReason(h amqp.Table) string {
+	if r, ok := h["x-dead-letter-reason"].(string); ok {
+		return r
+	}
 	if r, ok := h["x-first-death-reason"].(string); ok {
 		return r
 	}

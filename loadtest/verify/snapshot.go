@@ -29,6 +29,9 @@ type Snapshot struct {
 	// ExpectFaults is false for a run without faults: invariant 6 is then
 	// not checked.
 	ExpectFaults bool
+	// RequireLanded makes every fault that did not land where it was aimed
+	// (fault.Event.Landed) a violation of invariant 6 (make fault-matrix).
+	RequireLanded bool
 }
 
 // Payment is one row of payments.

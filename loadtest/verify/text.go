@@ -20,7 +20,7 @@ var invariants = []string{
 	3: "at most one effective charge per payment; succeeded <=> charged once",
 	4: "every payment terminal after the drain (or dead-lettered, by id)",
 	5: "no boundary record PENDING past its lease; outbox fully published",
-	6: "faults landed mid-request (cut-off requests, lease takeovers)",
+	6: "faults landed mid-request (cut-offs, takeovers, work seen frozen)",
 	7: "every key's history linearizable against the model (porcupine)",
 }
 
@@ -74,9 +74,28 @@ func (r Report) WriteText(w io.Writer) error {
 			mid++
 		}
 	}
-	p.f("faults (%d, %d kills landed mid-request)\n", len(r.Faults), mid)
+	p.f("faults (%d, %d landed mid-request)\n", len(r.Faults), mid)
 	for _, f := range r.Faults {
 		p.f("  %-9s %s\n", fmt.Sprintf("t+%.1fs", f.At.Seconds()), describe(f.Event))
+	}
+	if len(r.Matrix) > 0 {
+		p.f("fault matrix (one row per fault; cut-offs, takeovers and violations in its window, up to the next fault)\n")
+		p.f("  %-3s %-17s %-9s %-8s %-7s %-10s %-8s %-9s %-10s %-12s %s\n",
+			"#", "kind", "target", "at", "landed", "hit", "inflight", "cut off", "takeovers", "exercises", "violated")
+		for _, row := range r.Matrix {
+			landed := "yes"
+			if !row.Landed {
+				landed = "NO"
+			}
+			inflight := fmt.Sprint(row.InFlight)
+			if row.Frozen {
+				inflight += "*"
+			}
+			p.f("  %-3d %-17s %-9s %-8s %-7s %-10s %-8s %-9d %-10d %-12s %s\n", row.Seq, row.Kind, row.Target,
+				fmt.Sprintf("t+%.0fs", row.At.Seconds()), landed, orNone(row.Hit), inflight, row.CutOff, row.Takeovers,
+				ints(row.Exercises), orNone(ints(row.Violated)))
+		}
+		p.f("  (* counted in the frozen replica)\n")
 	}
 	p.f("worker lease takeovers (%d)\n", len(r.Takeovers))
 	for _, t := range r.Takeovers {
@@ -102,7 +121,13 @@ func (r Report) WriteText(w io.Writer) error {
 		}
 		note := ""
 		if i == 6 {
-			note = fmt.Sprintf(" [%d cut off, %d takeovers]", q.CutOff, len(r.Takeovers))
+			frozen := 0
+			for _, f := range r.Faults {
+				if f.Frozen && f.MidRequest != nil && *f.MidRequest {
+					frozen++
+				}
+			}
+			note = fmt.Sprintf(" [%d cut off, %d takeovers, %d faults seen frozen mid-work]", q.CutOff, len(r.Takeovers), frozen)
 		}
 		if i == 7 {
 			note = " " + r.History.summary()
@@ -129,18 +154,28 @@ func (r Report) WriteText(w io.Writer) error {
 func describe(e fault.Event) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-7s %-9s", e.Action, e.Target)
-	switch e.Action {
-	case fault.ActionKill:
-		if e.PID != 0 {
-			fmt.Fprintf(&b, " pid %d", e.PID)
+	if e.PID != 0 {
+		fmt.Fprintf(&b, " pid %d", e.PID)
+	}
+	if e.ForMS > 0 {
+		fmt.Fprintf(&b, " for %s", time.Duration(e.ForMS)*time.Millisecond)
+	}
+	switch {
+	case e.MidRequest != nil && *e.MidRequest:
+		how := "seen"
+		if e.Frozen {
+			how = "seen frozen"
 		}
-		if e.MidRequest != nil && *e.MidRequest {
-			fmt.Fprintf(&b, ", mid-request (%d in flight, seen after %dms)", e.InFlight, e.WaitedMS)
-		} else {
-			fmt.Fprintf(&b, ", NOT seen mid-request (waited %dms)", e.WaitedMS)
+		on := ""
+		if e.Hit != "" {
+			on = " on " + e.Hit
 		}
-	default:
-		fmt.Fprintf(&b, " took %.1fs", float64(e.TookMS)/1000)
+		fmt.Fprintf(&b, ", mid-request (%d in flight%s, %s after %dms)", e.InFlight, on, how, e.WaitedMS)
+	case e.MidRequest != nil:
+		fmt.Fprintf(&b, ", NOT seen mid-request (waited %dms)", e.WaitedMS)
+	}
+	if e.Action != fault.ActionKill || !isReplica(e.Target) {
+		fmt.Fprintf(&b, ", took %.1fs", float64(e.TookMS)/1000)
 	}
 	if e.Error != "" {
 		fmt.Fprintf(&b, " FAILED: %s", e.Error)
@@ -191,4 +226,17 @@ func (p *printer) f(format string, args ...any) {
 	if p.err == nil {
 		_, p.err = fmt.Fprintf(p.w, format, args...)
 	}
+}
+
+// ints formats invariant numbers as "1,2,5".
+func ints(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprint(x)
+	}
+	return strings.Join(parts, ",")
+}
+
+func isReplica(target string) bool {
+	return strings.HasPrefix(target, "api-") || strings.HasPrefix(target, "worker-")
 }

@@ -24,6 +24,9 @@ type config struct {
 	WaitInFlight time.Duration              // FAULTD_WAIT_IN_FLIGHT, default 2s
 	Replicas     map[string]process.Replica // FAULTD_REPLICAS, default defaultReplicas[Runtime]
 	RedisURL     string                     // REDIS_URL, required: the runtime's Redis, for FLUSHALL
+	// AMQPURL and PSPURL, if set, let the local backend delete the charge
+	// queue (AMQP_URL) and take the psp down (PSP_URL).
+	AMQPURL, PSPURL string
 
 	// RUNTIME=local: processes supervised by scripts/local, services of
 	// its own scripts/harness instance.
@@ -77,6 +80,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 		Runtime:    str("RUNTIME", "local"),
 		EventsPath: str("FAULTD_EVENTS", ""),
 		RedisURL:   str("REDIS_URL", ""),
+		AMQPURL:    str("AMQP_URL", ""),
+		PSPURL:     str("PSP_URL", ""),
 	}
 	required := map[string]string{"FAULTD_EVENTS": c.EventsPath, "REDIS_URL": c.RedisURL}
 	switch c.Runtime {

@@ -43,9 +43,16 @@ func newBackend(cfg config, rdb *redis.Client) backend {
 			Replicas: cfg.Replicas, Redis: rdb, KillMode: cfg.KubeKill, ReadyTimeout: cfg.RestartTimeout,
 		})
 	}
-	return process.New(process.Config{
+	pc := process.Config{
 		RunDir: cfg.RunDir, Replicas: cfg.Replicas, Harness: cfg.Harness, HarnessEnv: cfg.HarnessEnv, Redis: rdb,
-	})
+	}
+	if cfg.AMQPURL != "" {
+		pc.Broker = &fault.Broker{URL: cfg.AMQPURL}
+	}
+	if cfg.PSPURL != "" {
+		pc.PSP = &fault.PSPAdmin{URL: cfg.PSPURL}
+	}
+	return process.New(pc)
 }
 
 // run serves the fault driver until ctx ends or SIGINT/SIGTERM arrives. It
@@ -80,12 +87,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	backend := newBackend(cfg, rdb)
 	driver := fault.NewDriver(backend, backend, events, log, fault.DriverConfig{
 		WaitInFlight: cfg.WaitInFlight,
-		OnEvent:      func(e fault.Event) { fmt.Fprintf(stderr, "%s %s\n", e.Time.Format("15:04:05.000"), e) },
+		APIs:         names(cfg.Replicas, "api"), Workers: names(cfg.Replicas, "worker"),
+		OnEvent: func(e fault.Event) { fmt.Fprintf(stderr, "%s %s\n", e.Time.Format("15:04:05.000"), e) },
 	})
 	srv := &http.Server{
 		Handler: fault.NewServer(fault.ServerDeps{
 			Logger: log, Driver: driver, Events: events,
-			APIs: names(cfg.Replicas, "api"), Workers: names(cfg.Replicas, "worker"),
+			APIs: names(cfg.Replicas, "api"), Workers: names(cfg.Replicas, "worker"), Runtime: cfg.Runtime,
 		}),
 		ReadHeaderTimeout: 5 * time.Second,
 	}

@@ -21,10 +21,13 @@ type config struct {
 	RetryDelays []time.Duration // -retry-delays, as WORKER_RETRY_DELAYS
 	Drain       time.Duration   // -drain: limit of the drain
 	Faults      bool            // -faults: the run injected faults (invariant 6 applies)
-	K6Exit      int             // -k6-exit: k6's exit status, reported
-	DatabaseURL string          // DATABASE_URL
-	RedisURL    string          // REDIS_URL
-	AMQPURL     string          // AMQP_URL
+	// RequireLanded is -require-landed: every fault must land where it was
+	// aimed (make fault-matrix).
+	RequireLanded bool
+	K6Exit        int    // -k6-exit: k6's exit status, reported
+	DatabaseURL   string // DATABASE_URL
+	RedisURL      string // REDIS_URL
+	AMQPURL       string // AMQP_URL
 }
 
 // runInfo is run.json, written by the load-test runner.
@@ -49,6 +52,7 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.StringVar(&delays, "retry-delays", "1s,5s,30s", "the worker's WORKER_RETRY_DELAYS")
 	fs.DurationVar(&c.Drain, "drain", 2*time.Minute, "how long to wait for payments to settle after the load")
 	fs.BoolVar(&c.Faults, "faults", true, "the run injected faults: fail unless one landed mid-request")
+	fs.BoolVar(&c.RequireLanded, "require-landed", false, "fail on any fault that did not land where it was aimed")
 	fs.IntVar(&c.K6Exit, "k6-exit", 0, "k6's exit status, for the report")
 	if err := fs.Parse(args[1:]); err != nil {
 		return config{}, err

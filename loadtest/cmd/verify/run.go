@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -84,6 +85,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	s.Attempts, s.Faults, s.Drain, s.ExpectFaults = attempts.Attempts, faults, drain, cfg.Faults
+	s.RequireLanded = cfg.RequireLanded
 	r := verify.Check(s)
 	if err := writeHistoryHTML(cfg.RunDir, &r); err != nil {
 		return err
@@ -156,7 +158,11 @@ func write(dir string, r verify.Report, text []byte, s verify.Snapshot) error {
 	}
 	var markers []timeline.Marker
 	for _, f := range r.Faults {
-		markers = append(markers, timeline.Marker{At: f.At, Label: string(f.Action) + " " + f.Target, Kind: string(f.Action)})
+		label := string(f.Action) + " " + f.Target // kill api-1, pause worker-2
+		if replica := strings.HasPrefix(f.Target, "api-") || strings.HasPrefix(f.Target, "worker-"); !replica && f.Kind != "" {
+			label = f.Kind // kill-postgres, psp-outage
+		}
+		markers = append(markers, timeline.Marker{At: f.At, Label: label, Kind: string(f.Action)})
 	}
 	verdict := "PASS"
 	if n := len(r.Violations); n == 1 {

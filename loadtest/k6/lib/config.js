@@ -54,6 +54,7 @@ export const config = {
   faults: str('FAULTS', '0') === '1',
   faultdURL: str('FAULTD_URL', 'http://127.0.0.1:8099'),
   killEvery: str('KILL_EVERY', ''), // gap between kills; default: the driver's
+  faultPlan: str('FAULT_PLAN', ''), // "matrix": every fault kind once (the driver's MatrixPlan)
   replayRatio: num('REPLAY_RATIO', 0.1), // share of steady payments replayed on purpose
   burstSize: num('BURST_SIZE', 8), // concurrent duplicates per burst
   reuseRatio: num('REUSE_RATIO', 0.03), // share of steady keys reused with another payload, then retried

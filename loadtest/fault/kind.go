@@ -1,0 +1,126 @@
+package fault
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Aim is where a fault must land for it to prove anything: the driver
+// waits, bounded, until the aimed-at work is in flight, then applies the
+// fault; the event records whether it was.
+type Aim string
+
+// The aims.
+const (
+	// AimRequest: an api replica has a client request received and not yet
+	// answered (for a replica fault: the target itself).
+	AimRequest Aim = "request"
+	// AimCharge: a worker has a psp call sent and not yet answered (for a
+	// replica fault: the target itself).
+	AimCharge Aim = "charge"
+	// AimAny: any replica, api or worker, has work in flight (a fault of a
+	// service every replica uses).
+	AimAny Aim = "any"
+)
+
+// Kind is one kind of fault of the matrix: what it does, to what, where it
+// must land, on which runtimes it can run and what it exercises. A plan
+// step names its kind; the driver applies it by its Action.
+type Kind struct {
+	Name   string // kill-api, pause-worker, kill-postgres, ...
+	Action Action
+	// Target is the replica class (api, worker) the plan picks a replica
+	// of, or the service (postgres, redis, rabbitmq, psp) itself.
+	Target string
+	Aim    Aim
+	// For is how long the fault lasts, for faults with a duration (a
+	// pause, an outage); zero for the others. The plan may scale it.
+	For time.Duration
+	// Settle is how long a matrix plan leaves after the fault (after For)
+	// before the next one, so that each fault's effects show apart.
+	Settle time.Duration
+	// Takeover: the fault lands only if a worker takes a lease over within
+	// For plus Settle after it (a frozen worker's lease must expire and be
+	// taken, or the zombie owner was never put to the test).
+	Takeover bool
+	// Runtimes are the runtimes whose backends can apply it.
+	Runtimes []string
+	// Exercises says which failure window it opens, for people.
+	Exercises string
+	// Invariants are the numbers (docs/demo.md) it puts to the test.
+	Invariants []int
+}
+
+// Replica reports whether the kind's target is a replica class, so that a
+// plan names one replica of it.
+func (k Kind) Replica() bool { return k.Target == "api" || k.Target == "worker" }
+
+// On reports whether runtime can apply the kind.
+func (k Kind) On(runtime string) bool { return slices.Contains(k.Runtimes, runtime) }
+
+var (
+	everywhere = []string{"local", "compose", "kind"}
+	localOnly  = []string{"local"}
+)
+
+// Kinds is the fault matrix, in the order a matrix plan applies it (the
+// queue deletion last: until the product redeclares a deleted queue, no
+// charge runs after it). A new
+// kind (for instance a network fault of loadtest/netfault) is one entry
+// here, an Action the driver knows, and a Backend method per runtime.
+var Kinds = []Kind{
+	{Name: "kill-api", Action: ActionKill, Target: "api", Aim: AimRequest, Runtimes: everywhere,
+		Exercises: "a request cut off after the api stage began, before the answer", Invariants: []int{1, 2, 5, 6}},
+	{Name: "kill-worker", Action: ActionKill, Target: "worker", Aim: AimCharge, Runtimes: everywhere,
+		Exercises: "a charge cut off mid psp call; the lease expires and another worker takes over", Invariants: []int{3, 4, 5, 6}},
+	{Name: "restart-rabbitmq", Action: ActionRestart, Target: "rabbitmq", Aim: AimAny, Settle: 50 * time.Second, Runtimes: everywhere,
+		Exercises: "the broker gone for seconds: outbox backlog, redeliveries", Invariants: []int{4, 5}},
+	{Name: "flush-redis", Action: ActionFlush, Target: "redis", Aim: AimAny, Runtimes: everywhere,
+		Exercises: "the boundary forgets every key: the durable backstops alone", Invariants: []int{2, 3}},
+	{Name: "restart-redis", Action: ActionRestart, Target: "redis", Aim: AimAny, Runtimes: everywhere,
+		Exercises: "the boundary unreachable for a moment, data kept", Invariants: []int{2, 5}},
+	{Name: "restart-postgres", Action: ActionRestart, Target: "postgres", Aim: AimAny, Runtimes: localOnly,
+		Exercises: "the system of record shut down cleanly under load: transactions and CAS retried", Invariants: []int{1, 4, 5}},
+	{Name: "kill-postgres", Action: ActionKill, Target: "postgres", Aim: AimAny, Runtimes: localOnly,
+		Exercises: "the system of record crashes (SIGKILL) mid-transaction and recovers from its WAL", Invariants: []int{1, 3, 4, 5}},
+	{Name: "kill-redis", Action: ActionKill, Target: "redis", Aim: AimAny, Runtimes: localOnly,
+		Exercises: "Redis crashes (SIGKILL) with AOF everysec: up to the last second of transitions lost", Invariants: []int{2, 3, 5}},
+	{Name: "kill-rabbitmq", Action: ActionKill, Target: "rabbitmq", Aim: AimAny, Settle: 65 * time.Second, Runtimes: localOnly,
+		Exercises: "the broker crashes (SIGKILL): unconfirmed publishes and unacked deliveries", Invariants: []int{4, 5}},
+	{Name: "pause-worker", Action: ActionPause, Target: "worker", Aim: AimCharge, For: 35 * time.Second, Takeover: true, Runtimes: localOnly,
+		Exercises: "a worker frozen mid psp call past its lease and the broker's heartbeat timeout, then resumed: another worker takes over, the zombie owner must write nothing", Invariants: []int{3, 5, 6}},
+	{Name: "pause-api", Action: ActionPause, Target: "api", Aim: AimRequest, For: 12 * time.Second, Runtimes: localOnly,
+		Exercises: "an api replica frozen mid-request past its lease, then resumed", Invariants: []int{1, 2, 5}},
+	{Name: "psp-outage", Action: ActionOutage, Target: "psp", Aim: AimCharge, For: 170 * time.Second, Settle: 20 * time.Second, Runtimes: localOnly,
+		Exercises: "the psp fails every call for longer than the workers' retry budget (local: 1s, 5s, then 15s up to 10 attempts), then recovers", Invariants: []int{3, 4}},
+	{Name: "delete-queue", Action: ActionDeleteQueue, Target: "rabbitmq", Aim: AimRequest, Runtimes: localOnly,
+		Exercises: "the broker loses the charge queue while the api publishes: unroutable messages", Invariants: []int{4, 5},
+		Settle: 20 * time.Second},
+}
+
+// KindByName returns the kind called name.
+func KindByName(name string) (Kind, bool) {
+	i := slices.IndexFunc(Kinds, func(k Kind) bool { return k.Name == name })
+	if i < 0 {
+		return Kind{}, false
+	}
+	return Kinds[i], true
+}
+
+// KindOf names the kind of a step or event that has none recorded (plans
+// and logs from before kinds had names): the action and the target's class.
+func KindOf(action Action, target string) string {
+	class := target
+	for _, c := range []string{"api", "worker"} {
+		if len(target) > len(c) && target[:len(c)+1] == c+"-" {
+			class = c
+		}
+	}
+	for _, k := range Kinds {
+		if k.Action == action && k.Target == class {
+			return k.Name
+		}
+	}
+	return fmt.Sprintf("%s-%s", action, class)
+}

@@ -1,0 +1,108 @@
+package fault
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// Broker deletes queues over AMQP 0-9-1 (queue.delete), on any runtime
+// whose broker faultd reaches. It is safe for concurrent use.
+type Broker struct {
+	URL string // amqp://user:pass@host:port/vhost
+}
+
+// DeleteQueue deletes queue and the messages in it, with or without
+// consumers (RabbitMQ cancels them), and returns how many it held.
+func (b *Broker) DeleteQueue(ctx context.Context, queue string) (int, error) {
+	conn, err := amqp.DialConfig(b.URL, amqp.Config{Dial: amqp.DefaultDial(5 * time.Second)})
+	if err != nil {
+		return 0, fmt.Errorf("delete queue %s: dial: %w", queue, err)
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		return 0, fmt.Errorf("delete queue %s: channel: %w", queue, err)
+	}
+	defer ch.Close()
+	n, err := ch.QueueDelete(queue, false, false, false)
+	if err != nil {
+		return 0, fmt.Errorf("delete queue %s: %w", queue, err)
+	}
+	return n, ctx.Err()
+}
+
+// PSPAdmin drives the psp simulator's admin API (docs/psp.md). It is safe
+// for concurrent use, but outages must not overlap: each puts back the
+// configuration it found.
+type PSPAdmin struct {
+	URL    string // the psp's base URL, http://host:port
+	Client *http.Client
+}
+
+// Outage sets the psp's fail_before_rate to 1 (every call answered 503,
+// nothing charged) for d, then puts back the configuration it found, also
+// when ctx ends first.
+func (p *PSPAdmin) Outage(ctx context.Context, d time.Duration) error {
+	before, err := p.config(ctx, http.MethodGet, nil)
+	if err != nil {
+		return fmt.Errorf("psp outage: %w", err)
+	}
+	if _, err := p.config(ctx, http.MethodPut, map[string]any{"fail_before_rate": 1}); err != nil {
+		return fmt.Errorf("psp outage: %w", err)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	restore, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if _, err := p.config(restore, http.MethodPut, before); err != nil {
+		return fmt.Errorf("psp outage: put the configuration back: %w", err)
+	}
+	return nil
+}
+
+// config reads (GET) or patches (PUT) /admin/config and returns the
+// knobs in force afterwards.
+func (p *PSPAdmin) config(ctx context.Context, method string, body map[string]any) (map[string]any, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, p.URL+"/admin/config", rd)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	client := p.Client
+	if client == nil {
+		client = &http.Client{Timeout: 10 * time.Second}
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(res.Body, 512))
+		return nil, fmt.Errorf("%s /admin/config: %s: %s", method, res.Status, bytes.TrimSpace(b))
+	}
+	var out map[string]any
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+		return nil, fmt.Errorf("%s /admin/config: %w", method, err)
+	}
+	return out, nil
+}
