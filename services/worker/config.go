@@ -19,7 +19,7 @@ import (
 )
 
 // config is everything the worker reads from its environment, read once by
-// run. docs/worker.md lists every variable.
+// run. docs/configuration.md lists every variable (TestConfigurationDoc).
 type config struct {
 	ListenAddr  string // WORKER_LISTEN_ADDR, default 127.0.0.1:8081
 	RedisURL    string // REDIS_URL, required
@@ -75,12 +75,23 @@ type config struct {
 // WORKER_INSTANCE.
 func loadConfig(getenv func(string) string, hostname string) (config, error) {
 	p := envconf.New(getenv)
+	c := load(p, hostname)
+	if err := p.Err(); err != nil {
+		return config{}, err
+	}
+	return c, nil
+}
+
+// load reads and checks the configuration through p, recording its
+// problems in p. It reads every variable whatever the others hold, so that
+// p.Vars lists them all (see TestConfigurationDoc).
+func load(p *envconf.Parser, hostname string) config {
 	c := config{
 		ListenAddr:  p.String("WORKER_LISTEN_ADDR", "127.0.0.1:8081"),
-		RedisURL:    p.String("REDIS_URL", ""),
-		DatabaseURL: p.String("DATABASE_URL", ""),
-		AMQPURL:     p.String("AMQP_URL", ""),
-		PSPURL:      p.String("PSP_URL", ""),
+		RedisURL:    p.Required("REDIS_URL"),
+		DatabaseURL: p.Required("DATABASE_URL"),
+		AMQPURL:     p.Required("AMQP_URL"),
+		PSPURL:      p.Required("PSP_URL"),
 		PG:          pgpool.Read(p, ""),
 
 		Exchange:      p.String("AMQP_EXCHANGE", message.DefaultExchange),
@@ -109,7 +120,9 @@ func loadConfig(getenv func(string) string, hostname string) (config, error) {
 		LogLevel:      p.Level("LOG_LEVEL", slog.LevelInfo),
 		PprofAddr:     p.String("WORKER_PPROF_ADDR", ""),
 	}
+	p.DescribeDefault("WORKER_INSTANCE", "the host name")
 	c.MaxHold = p.Duration("WORKER_MAX_HOLD", 4*c.Lease)
+	p.DescribeDefault("WORKER_MAX_HOLD", "4 × IDEM_LEASE")
 	if _, _, err := net.SplitHostPort(c.PprofAddr); c.PprofAddr != "" && err != nil {
 		p.Fail("WORKER_PPROF_ADDR", "want host:port")
 	}
@@ -162,10 +175,7 @@ func loadConfig(getenv func(string) string, hostname string) (config, error) {
 	if c.Instance == "" {
 		p.Fail("WORKER_INSTANCE", "must not be empty (and the host name is unknown)")
 	}
-	if err := p.Err(); err != nil {
-		return config{}, err
-	}
-	return c, nil
+	return c
 }
 
 // checkURL fails name when v is empty (required) or valid rejects it. The
@@ -183,7 +193,7 @@ func checkURL(p *envconf.Parser, name, v string, valid func(string) error) {
 // durations reads a comma-separated list of positive, strictly increasing
 // durations, each a whole number of milliseconds; def when name is unset.
 func durations(p *envconf.Parser, name string, def []time.Duration) []time.Duration {
-	v := p.String(name, "")
+	v := envconf.Lookup(p, name, def)
 	if v == "" {
 		return def
 	}
@@ -209,7 +219,7 @@ func durations(p *envconf.Parser, name string, def []time.Duration) []time.Durat
 // strategy reads an idempotency strategy; naive.StrategyOncepay when name
 // is unset or does not name one.
 func strategy(p *envconf.Parser, name string) naive.Strategy {
-	v := p.String(name, "")
+	v := envconf.Lookup(p, name, naive.StrategyOncepay)
 	s, err := naive.ParseStrategy(v)
 	if err != nil {
 		p.Fail(name, fmt.Sprintf("%q is not a strategy (%s)", v, strings.Join(strategyNames(), ", ")))
