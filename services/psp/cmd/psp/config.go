@@ -45,10 +45,21 @@ func knobEnv(knob string) string {
 // is unset.
 func loadConfig(getenv func(string) string, now time.Time) (config, error) {
 	p := envconf.New(getenv)
+	c := load(p, now)
+	if err := p.Err(); err != nil {
+		return config{}, err
+	}
+	return c, nil
+}
+
+// load reads and checks the configuration through p, recording its
+// problems in p. It reads every variable whatever the others hold, so that
+// p.Vars lists them all (see TestConfigurationDoc).
+func load(p *envconf.Parser, now time.Time) config {
 	c := config{
 		ListenAddr:     p.String("PSP_LISTEN_ADDR", "127.0.0.1:8090"),
 		OpsAddr:        p.String("PSP_OPS_ADDR", "127.0.0.1:8091"),
-		DatabaseURL:    p.String("PSP_DATABASE_URL", ""),
+		DatabaseURL:    p.Required("PSP_DATABASE_URL"),
 		PG:             pgpool.Read(p, "PSP_"),
 		ShutdownGrace:  p.Duration("PSP_SHUTDOWN_GRACE", 10*time.Second),
 		MigrateOnStart: p.Bool("PSP_MIGRATE_ON_START", true),
@@ -64,6 +75,7 @@ func loadConfig(getenv func(string) string, now time.Time) (config, error) {
 		Idempotency:     p.Bool("PSP_IDEMPOTENCY", d.Idempotency),
 		Seed:            p.Int64("PSP_SEED", now.UnixNano()),
 	}
+	p.DescribeDefault("PSP_SEED", "the start time")
 
 	if c.DatabaseURL == "" {
 		p.Fail("PSP_DATABASE_URL", "is required")
@@ -87,10 +99,7 @@ func loadConfig(getenv func(string) string, now time.Time) (config, error) {
 			p.Fail(knobEnv(name), strings.ReplaceAll(problems[name], " milliseconds", "ms"))
 		}
 	}
-	if err := p.Err(); err != nil {
-		return config{}, err
-	}
-	return c, nil
+	return c
 }
 
 // millis reads a duration that must be a whole number of milliseconds and
