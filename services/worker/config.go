@@ -19,9 +19,10 @@ import (
 )
 
 // config is everything the worker reads from its environment, read once by
-// run. docs/configuration.md lists every variable (TestConfigurationDoc).
+// run. The defaults are in load, and docs/configuration.md lists every
+// variable with its default (TestConfigurationDoc keeps the two alike).
 type config struct {
-	ListenAddr  string // WORKER_LISTEN_ADDR, default 127.0.0.1:8081
+	ListenAddr  string // WORKER_LISTEN_ADDR
 	RedisURL    string // REDIS_URL, required
 	DatabaseURL string // DATABASE_URL, required
 	AMQPURL     string // AMQP_URL, required
@@ -30,31 +31,31 @@ type config struct {
 	// PG_LOCK_TIMEOUT, PG_IDLE_IN_TRANSACTION_TIMEOUT; pgpool.Defaults).
 	PG pgpool.Timeouts
 
-	Exchange      string          // AMQP_EXCHANGE, default payments
-	Queue         string          // AMQP_QUEUE, default payments.charge; base of the retry and dead-letter names
-	Prefetch      int             // WORKER_PREFETCH, default 16
-	Concurrency   int             // WORKER_CONCURRENCY, default 8
-	RetryDelays   []time.Duration // WORKER_RETRY_DELAYS, default 1s,5s,30s; the last repeats without limit
-	DeliveryLimit int             // AMQP_DELIVERY_LIMIT, default 20 (the api declares the queue too: set it alike)
+	Exchange      string          // AMQP_EXCHANGE
+	Queue         string          // AMQP_QUEUE; base of the retry and dead-letter names
+	Prefetch      int             // WORKER_PREFETCH
+	Concurrency   int             // WORKER_CONCURRENCY
+	RetryDelays   []time.Duration // WORKER_RETRY_DELAYS; the last repeats without limit
+	DeliveryLimit int             // AMQP_DELIVERY_LIMIT (the api declares the queue too: set it alike)
 
-	ReconnectInterval time.Duration // AMQP_RECONNECT_INTERVAL, default 1s
-	ReconnectAttempts int           // AMQP_RECONNECT_ATTEMPTS, default 300
+	ReconnectInterval time.Duration // AMQP_RECONNECT_INTERVAL
+	ReconnectAttempts int           // AMQP_RECONNECT_ATTEMPTS
 
-	Lease       time.Duration // IDEM_LEASE, default 15s
-	Retention   time.Duration // IDEM_RETENTION, default 24h
-	IdemTimeout time.Duration // IDEM_TIMEOUT, default 500ms
-	PSPTimeout  time.Duration // PSP_TIMEOUT, default 5s
-	// EndRetry (IDEM_END_RETRY, default 5s) is how long Complete and Release
-	// are retried in-process while Redis does not answer; 0 turns it off.
+	Lease       time.Duration // IDEM_LEASE
+	Retention   time.Duration // IDEM_RETENTION
+	IdemTimeout time.Duration // IDEM_TIMEOUT
+	PSPTimeout  time.Duration // PSP_TIMEOUT
+	// EndRetry (IDEM_END_RETRY) is how long Complete and Release are
+	// retried in-process while Redis does not answer; 0 turns it off.
 	EndRetry time.Duration
 	// The reconciler settles payments pending for longer than
-	// ReconcileAfter (WORKER_RECONCILE_AFTER, default 5m), up to
-	// ReconcileBatch (WORKER_RECONCILE_BATCH, default 100) every
-	// ReconcileInterval (WORKER_RECONCILE_INTERVAL, default 30s).
+	// ReconcileAfter (WORKER_RECONCILE_AFTER), up to ReconcileBatch
+	// (WORKER_RECONCILE_BATCH) every ReconcileInterval
+	// (WORKER_RECONCILE_INTERVAL).
 	ReconcileAfter    time.Duration
 	ReconcileInterval time.Duration
 	ReconcileBatch    int
-	// MaxHold (WORKER_MAX_HOLD, default four IDEM_LEASEs) bounds how long
+	// MaxHold (WORKER_MAX_HOLD, default 4 × IDEM_LEASE) bounds how long
 	// one delivery works under the charge stage, heartbeat or not; past it
 	// the work is cancelled, the stage released and the delivery retried.
 	MaxHold time.Duration
@@ -62,9 +63,9 @@ type config struct {
 	// or a comparison strategy, for demonstrations only.
 	Strategy naive.Strategy
 
-	ShutdownGrace time.Duration // SHUTDOWN_GRACE, default 20s
+	ShutdownGrace time.Duration // SHUTDOWN_GRACE
 	Instance      string        // WORKER_INSTANCE, default the host name
-	LogLevel      slog.Level    // LOG_LEVEL: debug, info (default), warn, error
+	LogLevel      slog.Level    // LOG_LEVEL: debug, info, warn, error
 	// PprofAddr (WORKER_PPROF_ADDR), when set, serves net/http/pprof on its
 	// own listener at that address, for profiling; off by default.
 	PprofAddr string
