@@ -16,17 +16,19 @@ import (
 )
 
 // config is everything psp reads from its environment, read once by run.
+// The defaults are in load, and docs/configuration.md lists every variable
+// with its default (TestConfigurationDoc keeps the two alike).
 type config struct {
-	ListenAddr  string // PSP_LISTEN_ADDR, default 127.0.0.1:8090: charges and admin
-	OpsAddr     string // PSP_OPS_ADDR, default 127.0.0.1:8091: /livez, /readyz, /metrics
+	ListenAddr  string // PSP_LISTEN_ADDR: charges and admin
+	OpsAddr     string // PSP_OPS_ADDR: /livez, /readyz, /metrics
 	DatabaseURL string // PSP_DATABASE_URL, required
 	// PG is the session timeouts of the database pool (PSP_PG_STATEMENT_TIMEOUT,
 	// PSP_PG_LOCK_TIMEOUT, PSP_PG_IDLE_IN_TRANSACTION_TIMEOUT; pgpool.Defaults).
 	PG             pgpool.Timeouts
 	Knobs          faults.Knobs  // PSP_LATENCY, PSP_LATENCY_JITTER, PSP_*_RATE, PSP_IDEMPOTENCY, PSP_SEED
-	ShutdownGrace  time.Duration // PSP_SHUTDOWN_GRACE, default 10s
-	MigrateOnStart bool          // PSP_MIGRATE_ON_START, default true
-	LogLevel       slog.Level    // LOG_LEVEL: debug, info (default), warn, error
+	ShutdownGrace  time.Duration // PSP_SHUTDOWN_GRACE
+	MigrateOnStart bool          // PSP_MIGRATE_ON_START
+	LogLevel       slog.Level    // LOG_LEVEL: debug, info, warn, error
 }
 
 // knobEnv names the variable behind a fault knob's JSON name, for error messages.
