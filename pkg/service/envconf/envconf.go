@@ -38,10 +38,12 @@ import (
 )
 
 // Parser reads typed environment variables through a getenv function and
-// collects a problem for every variable that does not parse. A variable that
-// is unset, empty or only white space takes its default. A variable that does
-// not parse also yields its default, so the caller can keep reading; Err
-// reports the problem.
+// collects a problem for every variable that does not parse. A variable
+// that is unset, empty or only white space takes its default. A variable
+// that does not parse also yields its default, so the caller can keep
+// reading; Err reports the problem. Every read (String, Required, Lookup,
+// Parse and the typed methods) records the variable and its default in
+// Vars.
 //
 // A Parser is not safe for concurrent use; the zero value is not usable, make
 // one with New.
