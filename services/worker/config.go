@@ -19,9 +19,10 @@ import (
 )
 
 // config is everything the worker reads from its environment, read once by
-// run. docs/worker.md lists every variable.
+// run. The defaults are in load, and docs/configuration.md lists every
+// variable with its default (TestConfigurationDoc keeps the two alike).
 type config struct {
-	ListenAddr  string // WORKER_LISTEN_ADDR, default 127.0.0.1:8081
+	ListenAddr  string // WORKER_LISTEN_ADDR
 	RedisURL    string // REDIS_URL, required
 	DatabaseURL string // DATABASE_URL, required
 	AMQPURL     string // AMQP_URL, required
@@ -30,31 +31,31 @@ type config struct {
 	// PG_LOCK_TIMEOUT, PG_IDLE_IN_TRANSACTION_TIMEOUT; pgpool.Defaults).
 	PG pgpool.Timeouts
 
-	Exchange      string          // AMQP_EXCHANGE, default payments
-	Queue         string          // AMQP_QUEUE, default payments.charge; base of the retry and dead-letter names
-	Prefetch      int             // WORKER_PREFETCH, default 16
-	Concurrency   int             // WORKER_CONCURRENCY, default 8
-	RetryDelays   []time.Duration // WORKER_RETRY_DELAYS, default 1s,5s,30s; the last repeats without limit
-	DeliveryLimit int             // AMQP_DELIVERY_LIMIT, default 20 (the api declares the queue too: set it alike)
+	Exchange      string          // AMQP_EXCHANGE
+	Queue         string          // AMQP_QUEUE; base of the retry and dead-letter names
+	Prefetch      int             // WORKER_PREFETCH
+	Concurrency   int             // WORKER_CONCURRENCY
+	RetryDelays   []time.Duration // WORKER_RETRY_DELAYS; the last repeats without limit
+	DeliveryLimit int             // AMQP_DELIVERY_LIMIT (the api declares the queue too: set it alike)
 
-	ReconnectInterval time.Duration // AMQP_RECONNECT_INTERVAL, default 1s
-	ReconnectAttempts int           // AMQP_RECONNECT_ATTEMPTS, default 300
+	ReconnectInterval time.Duration // AMQP_RECONNECT_INTERVAL
+	ReconnectAttempts int           // AMQP_RECONNECT_ATTEMPTS
 
-	Lease       time.Duration // IDEM_LEASE, default 15s
-	Retention   time.Duration // IDEM_RETENTION, default 24h
-	IdemTimeout time.Duration // IDEM_TIMEOUT, default 500ms
-	PSPTimeout  time.Duration // PSP_TIMEOUT, default 5s
-	// EndRetry (IDEM_END_RETRY, default 5s) is how long Complete and Release
-	// are retried in-process while Redis does not answer; 0 turns it off.
+	Lease       time.Duration // IDEM_LEASE
+	Retention   time.Duration // IDEM_RETENTION
+	IdemTimeout time.Duration // IDEM_TIMEOUT
+	PSPTimeout  time.Duration // PSP_TIMEOUT
+	// EndRetry (IDEM_END_RETRY) is how long Complete and Release are
+	// retried in-process while Redis does not answer; 0 turns it off.
 	EndRetry time.Duration
 	// The reconciler settles payments pending for longer than
-	// ReconcileAfter (WORKER_RECONCILE_AFTER, default 5m), up to
-	// ReconcileBatch (WORKER_RECONCILE_BATCH, default 100) every
-	// ReconcileInterval (WORKER_RECONCILE_INTERVAL, default 30s).
+	// ReconcileAfter (WORKER_RECONCILE_AFTER), up to ReconcileBatch
+	// (WORKER_RECONCILE_BATCH) every ReconcileInterval
+	// (WORKER_RECONCILE_INTERVAL).
 	ReconcileAfter    time.Duration
 	ReconcileInterval time.Duration
 	ReconcileBatch    int
-	// MaxHold (WORKER_MAX_HOLD, default four IDEM_LEASEs) bounds how long
+	// MaxHold (WORKER_MAX_HOLD, default 4 × IDEM_LEASE) bounds how long
 	// one delivery works under the charge stage, heartbeat or not; past it
 	// the work is cancelled, the stage released and the delivery retried.
 	MaxHold time.Duration
@@ -62,9 +63,9 @@ type config struct {
 	// or a comparison strategy, for demonstrations only.
 	Strategy naive.Strategy
 
-	ShutdownGrace time.Duration // SHUTDOWN_GRACE, default 20s
+	ShutdownGrace time.Duration // SHUTDOWN_GRACE
 	Instance      string        // WORKER_INSTANCE, default the host name
-	LogLevel      slog.Level    // LOG_LEVEL: debug, info (default), warn, error
+	LogLevel      slog.Level    // LOG_LEVEL: debug, info, warn, error
 	// PprofAddr (WORKER_PPROF_ADDR), when set, serves net/http/pprof on its
 	// own listener at that address, for profiling; off by default.
 	PprofAddr string
@@ -75,12 +76,23 @@ type config struct {
 // WORKER_INSTANCE.
 func loadConfig(getenv func(string) string, hostname string) (config, error) {
 	p := envconf.New(getenv)
+	c := load(p, hostname)
+	if err := p.Err(); err != nil {
+		return config{}, err
+	}
+	return c, nil
+}
+
+// load reads and checks the configuration through p, recording its
+// problems in p. It reads every variable whatever the others hold, so that
+// p.Vars lists them all (see TestConfigurationDoc).
+func load(p *envconf.Parser, hostname string) config {
 	c := config{
 		ListenAddr:  p.String("WORKER_LISTEN_ADDR", "127.0.0.1:8081"),
-		RedisURL:    p.String("REDIS_URL", ""),
-		DatabaseURL: p.String("DATABASE_URL", ""),
-		AMQPURL:     p.String("AMQP_URL", ""),
-		PSPURL:      p.String("PSP_URL", ""),
+		RedisURL:    p.Required("REDIS_URL"),
+		DatabaseURL: p.Required("DATABASE_URL"),
+		AMQPURL:     p.Required("AMQP_URL"),
+		PSPURL:      p.Required("PSP_URL"),
 		PG:          pgpool.Read(p, ""),
 
 		Exchange:      p.String("AMQP_EXCHANGE", message.DefaultExchange),
@@ -109,7 +121,9 @@ func loadConfig(getenv func(string) string, hostname string) (config, error) {
 		LogLevel:      p.Level("LOG_LEVEL", slog.LevelInfo),
 		PprofAddr:     p.String("WORKER_PPROF_ADDR", ""),
 	}
+	p.DescribeDefault("WORKER_INSTANCE", "the host name")
 	c.MaxHold = p.Duration("WORKER_MAX_HOLD", 4*c.Lease)
+	p.DescribeDefault("WORKER_MAX_HOLD", "4 × IDEM_LEASE")
 	if _, _, err := net.SplitHostPort(c.PprofAddr); c.PprofAddr != "" && err != nil {
 		p.Fail("WORKER_PPROF_ADDR", "want host:port")
 	}
@@ -162,10 +176,7 @@ func loadConfig(getenv func(string) string, hostname string) (config, error) {
 	if c.Instance == "" {
 		p.Fail("WORKER_INSTANCE", "must not be empty (and the host name is unknown)")
 	}
-	if err := p.Err(); err != nil {
-		return config{}, err
-	}
-	return c, nil
+	return c
 }
 
 // checkURL fails name when v is empty (required) or valid rejects it. The
@@ -183,7 +194,7 @@ func checkURL(p *envconf.Parser, name, v string, valid func(string) error) {
 // durations reads a comma-separated list of positive, strictly increasing
 // durations, each a whole number of milliseconds; def when name is unset.
 func durations(p *envconf.Parser, name string, def []time.Duration) []time.Duration {
-	v := p.String(name, "")
+	v := envconf.Lookup(p, name, def)
 	if v == "" {
 		return def
 	}
@@ -209,7 +220,7 @@ func durations(p *envconf.Parser, name string, def []time.Duration) []time.Durat
 // strategy reads an idempotency strategy; naive.StrategyOncepay when name
 // is unset or does not name one.
 func strategy(p *envconf.Parser, name string) naive.Strategy {
-	v := p.String(name, "")
+	v := envconf.Lookup(p, name, naive.StrategyOncepay)
 	s, err := naive.ParseStrategy(v)
 	if err != nil {
 		p.Fail(name, fmt.Sprintf("%q is not a strategy (%s)", v, strings.Join(strategyNames(), ", ")))

@@ -19,6 +19,12 @@
 // problems, so a variable that may hold a secret (a URL with a password)
 // must be checked by the caller with Fail and a message that does not echo
 // it.
+//
+// A Parser also records every variable it is asked for, with its default
+// as a person writes it (Vars). A service that reads every variable
+// unconditionally lists its whole configuration by running its loader on
+// an empty environment; its tests compare that list with the documented
+// one (package envdoc).
 package envconf
 
 import (
@@ -32,16 +38,20 @@ import (
 )
 
 // Parser reads typed environment variables through a getenv function and
-// collects a problem for every variable that does not parse. A variable that
-// is unset, empty or only white space takes its default. A variable that does
-// not parse also yields its default, so the caller can keep reading; Err
-// reports the problem.
+// collects a problem for every variable that does not parse. A variable
+// that is unset, empty or only white space takes its default. A variable
+// that does not parse also yields its default, so the caller can keep
+// reading; Err reports the problem. Every read (String, Required, Lookup,
+// Parse and the typed methods) records the variable and its default in
+// Vars.
 //
 // A Parser is not safe for concurrent use; the zero value is not usable, make
 // one with New.
 type Parser struct {
-	getenv   func(string) string
-	problems []Problem
+	getenv    func(string) string
+	problems  []Problem
+	vars      []Var
+	described map[string]string // name -> its default in words (DescribeDefault)
 }
 
 // A Problem is what is wrong with one variable. Its Error reads
@@ -95,11 +105,33 @@ func (p *Parser) Err() error {
 // String returns the value of name with surrounding white space trimmed, or
 // def when that is empty. It records no problem.
 func (p *Parser) String(name, def string) string {
-	if v := strings.TrimSpace(p.getenv(name)); v != "" {
+	if v := Lookup(p, name, def); v != "" {
 		return v
 	}
 	return def
 }
+
+// Required returns the value of name with surrounding white space trimmed,
+// or "" when that is empty, and records name in Vars as required: it has no
+// default. It records no problem: the caller reports an unset variable in
+// its own words, e.g. Fail(name, "is required").
+func (p *Parser) Required(name string) string {
+	v := p.lookup(name)
+	p.record(Var{Name: name, Required: true})
+	return v
+}
+
+// Lookup returns the value of name with surrounding white space trimmed, or
+// "" when that is empty, and records name with def in Vars. It is for a
+// variable a service reads in a form of its own, such as a list or a value
+// checked with messages of its own: the caller converts the value, takes
+// def when it is "", and reports problems with Fail.
+func Lookup[T any](p *Parser, name string, def T) string {
+	p.record(Var{Name: name, Default: formatDefault(def)})
+	return p.lookup(name)
+}
+
+func (p *Parser) lookup(name string) string { return strings.TrimSpace(p.getenv(name)) }
 
 // Duration returns name parsed by time.ParseDuration, or def when it is
 // unset. It does not check the sign: a service that needs a positive
@@ -157,7 +189,7 @@ func (p *Parser) Level(name string, def slog.Level) slog.Level {
 // what a value should be. The value is quoted in the problem, so do not
 // Parse a variable that may hold a secret.
 func Parse[T any](p *Parser, name string, def T, conv func(string) (T, error), what string) T {
-	v := p.String(name, "")
+	v := Lookup(p, name, def)
 	if v == "" {
 		return def
 	}

@@ -27,3 +27,23 @@ func Example() {
 	// LOG_LEVEL "loud" is not a level (debug, info, warn, error)
 	// SHUTDOWN_GRACE must be positive
 }
+
+// A service lists its configuration by running its loader on an empty
+// environment: every variable read, with its default as a person writes it.
+func ExampleParser_Vars() {
+	p := envconf.New(func(string) string { return "" })
+	p.String("LISTEN_ADDR", "127.0.0.1:8080")
+	p.Required("DATABASE_URL")
+	lease := p.Duration("LEASE", 10*time.Minute)
+	p.Duration("MAX_HOLD", 4*lease)
+	p.DescribeDefault("MAX_HOLD", "4 × LEASE")
+
+	for _, v := range p.Vars() {
+		fmt.Printf("%s %q required=%v\n", v.Name, v.Default, v.Required)
+	}
+	// Output:
+	// LISTEN_ADDR "127.0.0.1:8080" required=false
+	// DATABASE_URL "" required=true
+	// LEASE "10m" required=false
+	// MAX_HOLD "4 × LEASE" required=false
+}

@@ -93,6 +93,14 @@ type Migrate struct {
 // problem found.
 func LoadServe(getenv func(string) string, hostname string) (Serve, error) {
 	p := envconf.New(getenv)
+	c := loadServe(p, hostname)
+	return c, errorOf(p)
+}
+
+// loadServe reads and checks the serve configuration through p, recording
+// its problems in p. It reads every variable whatever the others hold, so
+// that p.Vars lists them all (see TestConfigurationDoc).
+func loadServe(p *envconf.Parser, hostname string) Serve {
 	c := Serve{
 		ListenAddr:        p.String("API_LISTEN_ADDR", "127.0.0.1:8080"),
 		OpsAddr:           p.String("API_OPS_ADDR", "127.0.0.1:8084"),
@@ -122,6 +130,7 @@ func LoadServe(getenv func(string) string, hostname string) (Serve, error) {
 	c.Merchants = merchants(p, "API_MERCHANT_KEYS")
 	c.RateLimit = p.Float64("API_RATE_LIMIT", 0)
 	c.RateBurst = p.Positive("API_RATE_BURST", max(1, int(2*c.RateLimit)))
+	p.DescribeDefault("API_RATE_BURST", "2 × API_RATE_LIMIT, at least 1")
 	if c.RateLimit < 0 || math.IsNaN(c.RateLimit) || math.IsInf(c.RateLimit, 0) {
 		p.Fail("API_RATE_LIMIT", "must be a finite number of requests per second, 0 (off) or more")
 	}
@@ -130,7 +139,7 @@ func LoadServe(getenv func(string) string, hostname string) (Serve, error) {
 			p.Fail("API_PPROF_ADDR", fmt.Sprintf("%q is not host:port: %v", c.PprofAddr, err))
 		}
 	}
-	strategy, err := naive.ParseStrategy(p.String("IDEM_STRATEGY", ""))
+	strategy, err := naive.ParseStrategy(envconf.Lookup(p, "IDEM_STRATEGY", naive.StrategyOncepay))
 	if err != nil {
 		p.Fail("IDEM_STRATEGY", err.Error())
 	}
@@ -166,20 +175,27 @@ func LoadServe(getenv func(string) string, hostname string) (Serve, error) {
 	if c.ShutdownGrace > 0 && c.ShutdownDelay >= c.ShutdownGrace {
 		p.Fail("SHUTDOWN_DELAY", fmt.Sprintf("%s must be shorter than SHUTDOWN_GRACE (%s)", c.ShutdownDelay, c.ShutdownGrace))
 	}
-	return c, errorOf(p)
+	return c
 }
 
 // LoadMigrate reads the migrate configuration: DATABASE_URL, API_INSTANCE
 // and LOG_LEVEL. The error, if any, is an *Error.
 func LoadMigrate(getenv func(string) string, hostname string) (Migrate, error) {
 	p := envconf.New(getenv)
+	c := loadMigrate(p, hostname)
+	return c, errorOf(p)
+}
+
+// loadMigrate reads and checks the migrate configuration through p,
+// recording its problems in p.
+func loadMigrate(p *envconf.Parser, hostname string) Migrate {
 	c := Migrate{
 		DatabaseURL: required(p, "DATABASE_URL"),
 		Instance:    instance(p, hostname),
 		LogLevel:    level(p),
 	}
 	checkURL(p, "DATABASE_URL", c.DatabaseURL, parseDatabaseURL)
-	return c, errorOf(p)
+	return c
 }
 
 // LogValue describes the configuration for a log line, without secrets:

@@ -15,7 +15,7 @@ const MinKeyLen = 16
 // ASCII characters other than ','. No merchant may appear twice and no key
 // may be shared. Problems name the entry and the merchant, never the key.
 func merchants(p *envconf.Parser, name string) map[string]string {
-	raw := p.String(name, "")
+	raw := p.Required(name)
 	if raw == "" {
 		p.Fail(name, "required, not set (merchant_id=api_key,merchant_id=api_key)")
 		return nil

@@ -29,7 +29,7 @@ func errorOf(p *envconf.Parser) error {
 }
 
 func required(p *envconf.Parser, name string) string {
-	v := p.String(name, "")
+	v := p.Required(name)
 	if v == "" {
 		p.Fail(name, "required, not set")
 	}
@@ -69,6 +69,7 @@ func level(p *envconf.Parser) slog.Level {
 
 func instance(p *envconf.Parser, hostname string) string {
 	v := p.String("API_INSTANCE", hostname)
+	p.DescribeDefault("API_INSTANCE", "the host name")
 	if v == "" || len(v) > 64 || strings.ContainsFunc(v, func(c rune) bool { return c <= ' ' || c > '~' }) {
 		p.Fail("API_INSTANCE", fmt.Sprintf("%q must be 1-64 visible ASCII characters (default: the host name)", v))
 	}

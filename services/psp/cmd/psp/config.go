@@ -16,17 +16,19 @@ import (
 )
 
 // config is everything psp reads from its environment, read once by run.
+// The defaults are in load, and docs/configuration.md lists every variable
+// with its default (TestConfigurationDoc keeps the two alike).
 type config struct {
-	ListenAddr  string // PSP_LISTEN_ADDR, default 127.0.0.1:8090: charges and admin
-	OpsAddr     string // PSP_OPS_ADDR, default 127.0.0.1:8091: /livez, /readyz, /metrics
+	ListenAddr  string // PSP_LISTEN_ADDR: charges and admin
+	OpsAddr     string // PSP_OPS_ADDR: /livez, /readyz, /metrics
 	DatabaseURL string // PSP_DATABASE_URL, required
 	// PG is the session timeouts of the database pool (PSP_PG_STATEMENT_TIMEOUT,
 	// PSP_PG_LOCK_TIMEOUT, PSP_PG_IDLE_IN_TRANSACTION_TIMEOUT; pgpool.Defaults).
 	PG             pgpool.Timeouts
 	Knobs          faults.Knobs  // PSP_LATENCY, PSP_LATENCY_JITTER, PSP_*_RATE, PSP_IDEMPOTENCY, PSP_SEED
-	ShutdownGrace  time.Duration // PSP_SHUTDOWN_GRACE, default 10s
-	MigrateOnStart bool          // PSP_MIGRATE_ON_START, default true
-	LogLevel       slog.Level    // LOG_LEVEL: debug, info (default), warn, error
+	ShutdownGrace  time.Duration // PSP_SHUTDOWN_GRACE
+	MigrateOnStart bool          // PSP_MIGRATE_ON_START
+	LogLevel       slog.Level    // LOG_LEVEL: debug, info, warn, error
 }
 
 // knobEnv names the variable behind a fault knob's JSON name, for error messages.
@@ -45,10 +47,21 @@ func knobEnv(knob string) string {
 // is unset.
 func loadConfig(getenv func(string) string, now time.Time) (config, error) {
 	p := envconf.New(getenv)
+	c := load(p, now)
+	if err := p.Err(); err != nil {
+		return config{}, err
+	}
+	return c, nil
+}
+
+// load reads and checks the configuration through p, recording its
+// problems in p. It reads every variable whatever the others hold, so that
+// p.Vars lists them all (see TestConfigurationDoc).
+func load(p *envconf.Parser, now time.Time) config {
 	c := config{
 		ListenAddr:     p.String("PSP_LISTEN_ADDR", "127.0.0.1:8090"),
 		OpsAddr:        p.String("PSP_OPS_ADDR", "127.0.0.1:8091"),
-		DatabaseURL:    p.String("PSP_DATABASE_URL", ""),
+		DatabaseURL:    p.Required("PSP_DATABASE_URL"),
 		PG:             pgpool.Read(p, "PSP_"),
 		ShutdownGrace:  p.Duration("PSP_SHUTDOWN_GRACE", 10*time.Second),
 		MigrateOnStart: p.Bool("PSP_MIGRATE_ON_START", true),
@@ -64,6 +77,7 @@ func loadConfig(getenv func(string) string, now time.Time) (config, error) {
 		Idempotency:     p.Bool("PSP_IDEMPOTENCY", d.Idempotency),
 		Seed:            p.Int64("PSP_SEED", now.UnixNano()),
 	}
+	p.DescribeDefault("PSP_SEED", "the start time")
 
 	if c.DatabaseURL == "" {
 		p.Fail("PSP_DATABASE_URL", "is required")
@@ -87,10 +101,7 @@ func loadConfig(getenv func(string) string, now time.Time) (config, error) {
 			p.Fail(knobEnv(name), strings.ReplaceAll(problems[name], " milliseconds", "ms"))
 		}
 	}
-	if err := p.Err(); err != nil {
-		return config{}, err
-	}
-	return c, nil
+	return c
 }
 
 // millis reads a duration that must be a whole number of milliseconds and
