@@ -8,7 +8,7 @@
 //	api [serve]   serve HTTP until SIGINT or SIGTERM (the default)
 //	api migrate   apply the database migrations and exit
 //
-// Configuration is read from the environment; see docs/api.md.
+// Configuration is read from the environment; see docs/configuration.md.
 package main
 
 import (
