@@ -50,7 +50,7 @@ test-go: ## go test -race -count=1 -p 1 ./... in every module (needs the service
 	$(call in-modules,$(GO) test -race -count=1 -p 1 ./...,test)
 
 .PHONY: lint
-lint: ## gofmt check, go vet and the pinned staticcheck in every module (reports all before failing)
+lint: ## gofmt check, go vet and the pinned staticcheck in every module, and docs-check (reports all before failing)
 	@status=0; \
 	unformatted=$$(gofmt -l $$($(GO) list -m -f '{{.Dir}}') | sed 's|^$(CURDIR)/||'); \
 	if [[ -n $$unformatted ]]; then \
@@ -60,6 +60,7 @@ lint: ## gofmt check, go vet and the pinned staticcheck in every module (reports
 	fi; \
 	$(MAKE) vet || status=1; \
 	$(MAKE) staticcheck || status=1; \
+	$(MAKE) docs-check || status=1; \
 	exit $$status
 
 .PHONY: docs-check
