@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -29,6 +30,17 @@ type DriverConfig struct {
 	// OnEvent, if set, is called with every logged event (e.g. to show it
 	// to a person), after it was written to the log.
 	OnEvent func(Event)
+	// Network applies the network actions; nil makes them ErrUnsupported.
+	Network Network
+}
+
+// Network injects a fault into one replica's path to one service
+// (loadtest/netfault's Injector, over the local runtime's Toxiproxy).
+type Network interface {
+	// Inject applies kind (latency, partition, reset_peer, slow) to the
+	// path target ("worker-1.redis") with delay d (latency, slow) and
+	// returns the undo that ends it.
+	Inject(ctx context.Context, kind, target string, d time.Duration) (undo func() error, err error)
 }
 
 // Driver applies faults through a Backend and logs each one. It is safe for
@@ -40,6 +52,11 @@ type Driver struct {
 	log     *slog.Logger
 	cfg     DriverConfig
 	now     func() time.Time
+
+	mu      sync.Mutex
+	held    map[int]func() error // the undos of network faults in force
+	nextID  int
+	stopped chan struct{} // closed by Close
 }
 
 // NewDriver returns a driver over backend and prober that records to events.
@@ -50,7 +67,74 @@ func NewDriver(backend Backend, prober Prober, events *EventLog, log *slog.Logge
 	if cfg.Poll <= 0 {
 		cfg.Poll = 5 * time.Millisecond
 	}
-	return &Driver{backend: backend, prober: prober, events: events, log: log, cfg: cfg, now: time.Now}
+	return &Driver{backend: backend, prober: prober, events: events, log: log, cfg: cfg, now: time.Now,
+		held: map[int]func() error{}, stopped: make(chan struct{})}
+}
+
+// Close ends every network fault in force: it runs their undos now and
+// makes the faults still waiting out their duration return. Faults applied
+// after Close end at once. It is safe to call more than once.
+func (d *Driver) Close() error {
+	d.mu.Lock()
+	select {
+	case <-d.stopped:
+	default:
+		close(d.stopped)
+	}
+	undos := make([]func() error, 0, len(d.held))
+	for _, u := range d.held {
+		undos = append(undos, u)
+	}
+	d.mu.Unlock()
+	var errs []error
+	for _, u := range undos {
+		errs = append(errs, u())
+	}
+	return errors.Join(errs...)
+}
+
+// network applies the network fault of s through the Network, holds it for
+// the step's duration (or until ctx ends or Close) and undoes it.
+func (d *Driver) network(ctx context.Context, s Step) error {
+	forD := time.Duration(s.ForMS) * time.Millisecond
+	delay := time.Duration(s.DelayMS) * time.Millisecond
+	if !strings.Contains(s.Target, ".") || !isReplica(s.Target) || forD <= 0 {
+		return fmt.Errorf("%s %q for %s: want a replica's path (worker-1.redis) and a positive duration", s.Action, s.Target, forD)
+	}
+	if (s.Action == ActionLatency || s.Action == ActionSlow) && delay <= 0 {
+		return fmt.Errorf("%s %q: want a positive delay, got %s", s.Action, s.Target, delay)
+	}
+	inject, err := d.cfg.Network.Inject(ctx, string(s.Action), s.Target, delay)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", s.Action, s.Target, err)
+	}
+	var once sync.Once
+	var undoErr error
+	undo := func() error {
+		once.Do(func() {
+			if undoErr = inject(); undoErr != nil {
+				undoErr = fmt.Errorf("undo %s %s: %w", s.Action, s.Target, undoErr)
+			}
+		})
+		return undoErr
+	}
+	d.mu.Lock()
+	id := d.nextID
+	d.nextID++
+	d.held[id] = undo
+	d.mu.Unlock()
+	t := time.NewTimer(forD)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	case <-d.stopped:
+	}
+	err = undo()
+	d.mu.Lock()
+	delete(d.held, id)
+	d.mu.Unlock()
+	return err
 }
 
 // Do applies one fault of action to target now; see Apply.
@@ -60,6 +144,13 @@ func (d *Driver) Do(ctx context.Context, action Action, target string) (Event, e
 
 // Apply applies the fault of s now (its AtMS is ignored) and returns its
 // logged event.
+//
+// A network fault (latency, partition, reset_peer, slow) is injected into
+// the path its target names (worker-1.redis) through the Network, held for
+// the step's ForMS and then undone (also when ctx ends or the driver is
+// closed); it aims at the replica whose path it hits, and its event's
+// TookMS includes the time it was held. A latency or slow step without a
+// DelayMS takes its kind's Delay.
 //
 // A fault with an aim first waits, at most WaitInFlight, until the aimed-at
 // work is in flight, then is applied whether or not it saw any; the event's
@@ -76,7 +167,12 @@ func (d *Driver) Apply(ctx context.Context, s Step) (Event, error) {
 	if s.Kind == "" {
 		s.Kind = KindOf(s.Action, s.Target)
 	}
-	e := Event{Kind: s.Kind, Action: s.Action, Target: s.Target, ForMS: s.ForMS}
+	if s.Action.Network() && s.DelayMS == 0 && (s.Action == ActionLatency || s.Action == ActionSlow) {
+		if k, ok := KindByName(s.Kind); ok {
+			s.DelayMS = k.Delay.Milliseconds()
+		}
+	}
+	e := Event{Kind: s.Kind, Action: s.Action, Target: s.Target, ForMS: s.ForMS, DelayMS: s.DelayMS}
 	var err error
 	if isReplica(s.Target) && (s.Action == ActionKill || s.Action == ActionPause) {
 		if err = d.replicaFault(ctx, s, &e); errors.Is(err, ErrUnsupported) || (err != nil && e.Time.IsZero()) {
@@ -239,17 +335,24 @@ func (d *Driver) action(s Step) (func(context.Context) (int, error), error) {
 		}, nil
 	case ActionPause:
 		return nil, fmt.Errorf("pause %q: only a replica can be paused", s.Target)
+	case ActionLatency, ActionPartition, ActionResetPeer, ActionSlow:
+		if d.cfg.Network == nil {
+			return nil, fmt.Errorf("%w: %s %s (no network: the runtime has no Toxiproxy, TOXIPROXY_URL unset)", ErrUnsupported, s.Action, s.Target)
+		}
+		return func(ctx context.Context) (int, error) { return none(d.network(ctx, s)) }, nil
 	}
-	return nil, fmt.Errorf("%w %q (want kill, restart, flush, pause, delete-queue or outage)", ErrUnknownAction, s.Action)
+	return nil, fmt.Errorf("%w %q (want kill, restart, flush, pause, delete-queue, outage, latency, partition, reset_peer or slow)", ErrUnknownAction, s.Action)
 }
 
 // aim returns the replicas whose work in flight the fault of s waits for:
-// a replica fault's target; for a service fault, the replicas its kind
+// a replica fault's target (a network fault's: the replica whose path it
+// hits); for a service fault, the replicas its kind
 // aims at; none for a fault of no known kind on a service (it is applied
 // at once, as before kinds had aims).
 func (d *Driver) aim(s Step) []string {
 	if isReplica(s.Target) {
-		return []string{s.Target}
+		replica, _, _ := strings.Cut(s.Target, ".")
+		return []string{replica}
 	}
 	k, ok := KindByName(s.Kind)
 	if !ok {

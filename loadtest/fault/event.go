@@ -18,7 +18,9 @@ type Event struct {
 	Kind   string    `json:"kind,omitempty"` // the Kinds entry (KindOf for logs without one)
 	Action Action    `json:"action"`
 	Target string    `json:"target"`
-	ForMS  int64     `json:"for_ms,omitempty"` // a pause's or an outage's length
+	ForMS  int64     `json:"for_ms,omitempty"` // a pause's, an outage's or a network fault's length
+	// DelayMS is a latency or slow network fault's delay.
+	DelayMS int64 `json:"delay_ms,omitempty"`
 	// PID is the process a kill or a pause hit (0 when the runtime has no
 	// pids, and for services).
 	PID int `json:"pid,omitempty"`
@@ -105,6 +107,9 @@ func (e Event) String() string {
 	fmt.Fprintf(&b, "fault %d: %s %s", e.Seq, e.Action, e.Target)
 	if e.ForMS > 0 {
 		fmt.Fprintf(&b, " for %s", time.Duration(e.ForMS)*time.Millisecond)
+	}
+	if e.DelayMS > 0 {
+		fmt.Fprintf(&b, " (delay %s)", time.Duration(e.DelayMS)*time.Millisecond)
 	}
 	if e.PID != 0 {
 		fmt.Fprintf(&b, " (pid %d)", e.PID)

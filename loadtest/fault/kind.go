@@ -3,6 +3,7 @@ package fault
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -33,7 +34,13 @@ type Kind struct {
 	// Target is the replica class (api, worker) the plan picks a replica
 	// of, or the service (postgres, redis, rabbitmq, psp) itself.
 	Target string
-	Aim    Aim
+	// Path, for a network kind, is the service on the target replica's
+	// way that the fault hits (redis, postgres, psp): the step's target
+	// is the replica's proxy to it, "<replica>.<path>".
+	Path string
+	Aim  Aim
+	// Delay is a latency or slow fault's delay on every answer.
+	Delay time.Duration
 	// For is how long the fault lasts, for faults with a duration (a
 	// pause, an outage); zero for the others. The plan may scale it.
 	For time.Duration
@@ -53,7 +60,7 @@ type Kind struct {
 }
 
 // Replica reports whether the kind's target is a replica class, so that a
-// plan names one replica of it.
+// plan names one replica of it (or, with a Path, that replica's proxy).
 func (k Kind) Replica() bool { return k.Target == "api" || k.Target == "worker" }
 
 // On reports whether runtime can apply the kind.
@@ -66,9 +73,10 @@ var (
 
 // Kinds is the fault matrix, in the order a matrix plan applies it (the
 // queue deletion last: until the product redeclares a deleted queue, no
-// charge runs after it). A new
-// kind (for instance a network fault of loadtest/netfault) is one entry
-// here, an Action the driver knows, and a Backend method per runtime.
+// charge runs after it). A new kind is one entry here, an Action the
+// driver knows, and a Backend method per runtime (the network kinds: the
+// driver's Network, loadtest/netfault's Toxiproxy proxies of the local
+// runtime).
 var Kinds = []Kind{
 	{Name: "kill-api", Action: ActionKill, Target: "api", Aim: AimRequest, Runtimes: everywhere,
 		Exercises: "a request cut off after the api stage began, before the answer", Invariants: []int{1, 2, 5, 6}},
@@ -92,7 +100,19 @@ var Kinds = []Kind{
 		Exercises: "a worker frozen mid psp call past its lease and the broker's heartbeat timeout, then resumed: another worker takes over, the zombie owner must write nothing", Invariants: []int{3, 5, 6}},
 	{Name: "pause-api", Action: ActionPause, Target: "api", Aim: AimRequest, For: 12 * time.Second, Runtimes: localOnly,
 		Exercises: "an api replica frozen mid-request past its lease, then resumed", Invariants: []int{1, 2, 5}},
-	{Name: "psp-outage", Action: ActionOutage, Target: "psp", Aim: AimCharge, For: 170 * time.Second, Settle: 20 * time.Second, Runtimes: localOnly,
+	{Name: "latency-redis", Action: ActionLatency, Target: "api", Path: "redis", Aim: AimRequest, Delay: 2 * time.Second,
+		For: 5 * time.Second, Settle: 10 * time.Second, Runtimes: localOnly,
+		Exercises: "one api replica's Redis answers 2s late, above IDEM_TIMEOUT: it answers 503 and fails closed; its orphan claims hold the key until their lease ends", Invariants: []int{1, 2, 5, 7}},
+	{Name: "partition-redis", Action: ActionPartition, Target: "worker", Path: "redis", Aim: AimCharge,
+		For: 20 * time.Second, Settle: 10 * time.Second, Takeover: true, Runtimes: localOnly,
+		Exercises: "one worker cut off from Redis mid-charge past its lease while the other reaches it: the cut-off one stops at its lease deadline, the other takes over", Invariants: []int{3, 5, 6}},
+	{Name: "reset-psp", Action: ActionResetPeer, Target: "worker", Path: "psp", Aim: AimCharge,
+		For: 5 * time.Second, Settle: 8 * time.Second, Runtimes: localOnly,
+		Exercises: "one worker's psp answers cut by connection resets after the psp charged: outcome unknown, retried under the same key", Invariants: []int{3, 4}},
+	{Name: "slow-postgres", Action: ActionSlow, Target: "worker", Path: "postgres", Aim: AimCharge, Delay: 300 * time.Millisecond,
+		For: 8 * time.Second, Settle: 7 * time.Second, Runtimes: localOnly,
+		Exercises: "one worker's Postgres answers 300ms ± 75ms late mid-charge: charges slow down under a held lease, none lost or doubled", Invariants: []int{3, 4, 5}},
+	{Name: "psp-outage", Action: ActionOutage, Target: "psp", Aim: AimCharge, For: 150 * time.Second, Settle: 10 * time.Second, Runtimes: localOnly,
 		Exercises: "the psp fails every call for longer than the workers' retry budget (local: 1s, 5s, then 15s up to 10 attempts), then recovers", Invariants: []int{3, 4}},
 	{Name: "delete-queue", Action: ActionDeleteQueue, Target: "rabbitmq", Aim: AimRequest, Runtimes: localOnly,
 		Exercises: "the broker loses the charge queue while the api publishes: unroutable messages", Invariants: []int{4, 5},
@@ -109,18 +129,25 @@ func KindByName(name string) (Kind, bool) {
 }
 
 // KindOf names the kind of a step or event that has none recorded (plans
-// and logs from before kinds had names): the action and the target's class.
+// and logs from before kinds had names): the action and the target's class
+// (and, for a network target "<replica>.<service>", its service).
 func KindOf(action Action, target string) string {
-	class := target
+	class, path := target, ""
+	if i := strings.LastIndexByte(target, '.'); i > 0 {
+		class, path = target[:i], target[i+1:]
+	}
 	for _, c := range []string{"api", "worker"} {
-		if len(target) > len(c) && target[:len(c)+1] == c+"-" {
+		if strings.HasPrefix(class, c+"-") {
 			class = c
 		}
 	}
 	for _, k := range Kinds {
-		if k.Action == action && k.Target == class {
+		if k.Action == action && k.Target == class && k.Path == path {
 			return k.Name
 		}
+	}
+	if path != "" {
+		return fmt.Sprintf("%s-%s-%s", action, class, path)
 	}
 	return fmt.Sprintf("%s-%s", action, class)
 }

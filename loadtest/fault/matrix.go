@@ -24,7 +24,8 @@ const (
 // MatrixPlan returns one step of every kind in Kinds that runtime can
 // apply, in Kinds order, each For plus Settle after the one before, and
 // how long the load must run to hold them all. Replica kinds pick a
-// replica of their class by seed; every step but the first is moved by up
+// replica of their class by seed (network kinds: that replica's proxy to
+// their Path); every step but the first is moved by up
 // to ±500ms.
 func MatrixPlan(c MatrixConfig) ([]Step, time.Duration, error) {
 	if len(c.APIs) == 0 || len(c.Workers) == 0 {
@@ -44,12 +45,16 @@ func MatrixPlan(c MatrixConfig) ([]Step, time.Duration, error) {
 		case "worker":
 			target = c.Workers[rng.IntN(len(c.Workers))]
 		}
+		if k.Path != "" {
+			target += "." + k.Path // the replica's proxy: worker-1.redis
+		}
 		jitter := time.Duration(rng.Int64N(1001)-500) * time.Millisecond
 		if len(steps) == 0 {
 			jitter = 0
 		}
 		t := at + jitter
-		steps = append(steps, Step{AtMS: t.Milliseconds(), Kind: k.Name, Action: k.Action, Target: target, ForMS: k.For.Milliseconds()})
+		steps = append(steps, Step{AtMS: t.Milliseconds(), Kind: k.Name, Action: k.Action, Target: target,
+			ForMS: k.For.Milliseconds(), DelayMS: k.Delay.Milliseconds()})
 		settle := k.Settle
 		if settle == 0 {
 			settle = matrixSettle

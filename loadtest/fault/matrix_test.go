@@ -1,6 +1,7 @@
 package fault_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -30,8 +31,14 @@ func TestMatrixPlanHoldsEveryKindOnce(t *testing.T) {
 				t.Errorf("%s: steps out of order: %v", rt, steps)
 			}
 			last = s.AtMS
-			if k, _ := fault.KindByName(s.Kind); k.Action != s.Action || (k.Replica() && kind(s.Target) != k.Target) {
+			k, _ := fault.KindByName(s.Kind)
+			replica, path, _ := strings.Cut(s.Target, ".")
+			if k.Action != s.Action || (k.Replica() && kind(replica) != k.Target) || path != k.Path ||
+				s.DelayMS != k.Delay.Milliseconds() {
 				t.Errorf("%s: step %+v does not match its kind %+v", rt, s, k)
+			}
+			if got := fault.KindOf(s.Action, s.Target); got != k.Name {
+				t.Errorf("%s: KindOf(%s, %s) = %q, want %q", rt, s.Action, s.Target, got, k.Name)
 			}
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
@@ -78,5 +85,36 @@ func TestLongRunsHoldPostgresCrashAndWorkerPause(t *testing.T) {
 		if has["kill-postgres"] != tt.want || has["pause-worker"] != tt.want {
 			t.Errorf("%s on %q: kinds %v, want kill-postgres and pause-worker: %v", tt.d, tt.runtime, has, tt.want)
 		}
+	}
+}
+
+// The network kinds run on the local runtime only: compose and kind have
+// no Toxiproxy proxies.
+func TestNetworkKindsAreLocalOnly(t *testing.T) {
+	t.Parallel()
+	paths := map[string]bool{}
+	for _, k := range fault.Kinds {
+		if !k.Action.Network() {
+			continue
+		}
+		paths[k.Target+"."+k.Path] = true
+		if diff := cmp.Diff([]string{"local"}, k.Runtimes); diff != "" {
+			t.Errorf("%s: runtimes (-want +got):\n%s", k.Name, diff)
+		}
+		if !k.Replica() || k.Path == "" || k.For <= 0 || k.Aim == fault.AimAny {
+			t.Errorf("%s: want a replica class, a path, a duration and the replica's own work as aim: %+v", k.Name, k)
+		}
+		if (k.Action == fault.ActionLatency || k.Action == fault.ActionSlow) != (k.Delay > 0) {
+			t.Errorf("%s: delay %s, want one exactly for latency and slow", k.Name, k.Delay)
+		}
+	}
+	want := map[string]bool{"api.redis": true, "worker.redis": true, "worker.psp": true, "worker.postgres": true}
+	if diff := cmp.Diff(want, paths); diff != "" {
+		t.Errorf("network kinds' paths (-want +got):\n%s", diff)
+	}
+	// a partition must outlast the worker's lease (15s locally) for another
+	// worker to take over, and must require that takeover to land
+	if k, _ := fault.KindByName("partition-redis"); k.For <= 15*time.Second || !k.Takeover {
+		t.Errorf("partition-redis: for %s, takeover %v; want longer than the 15s lease, and a takeover", k.For, k.Takeover)
 	}
 }

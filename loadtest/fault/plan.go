@@ -30,16 +30,41 @@ const (
 	// ActionOutage makes the psp fail every call for the step's duration,
 	// then puts its configuration back.
 	ActionOutage Action = "outage"
+	// The network actions add toxics to one replica's path to one service
+	// (loadtest/netfault), for the step's duration, then remove them. The
+	// step's target names the path, "<replica>.<service>" (api-1.redis);
+	// their values are netfault's kind names.
+	//
+	// ActionLatency delays every answer on the path by the step's delay.
+	ActionLatency Action = "latency"
+	// ActionPartition drops every byte both ways, connections kept open.
+	ActionPartition Action = "partition"
+	// ActionResetPeer cuts the connection as the service starts to answer.
+	ActionResetPeer Action = "reset_peer"
+	// ActionSlow delays every answer by the step's delay ± a quarter and
+	// caps the bandwidth.
+	ActionSlow Action = "slow"
 )
+
+// Network reports whether a is a network action.
+func (a Action) Network() bool {
+	return a == ActionLatency || a == ActionPartition || a == ActionResetPeer || a == ActionSlow
+}
 
 // Step is one planned fault: do Action to Target At after the start.
 type Step struct {
 	AtMS   int64  `json:"at_ms"`
 	Kind   string `json:"kind,omitempty"` // the Kinds entry; empty in plans that predate it
 	Action Action `json:"action"`
-	Target string `json:"target"` // a replica (api-1), or a service (rabbitmq, redis)
-	// ForMS is how long a fault with a duration lasts (pause, outage).
+	// Target is a replica (api-1), a service (rabbitmq, redis) or, for a
+	// network action, one replica's path to a service (worker-1.redis).
+	Target string `json:"target"`
+	// ForMS is how long a fault with a duration lasts (pause, outage,
+	// network faults).
 	ForMS int64 `json:"for_ms,omitempty"`
+	// DelayMS is the delay of a latency or slow fault; zero means its
+	// kind's Delay.
+	DelayMS int64 `json:"delay_ms,omitempty"`
 }
 
 // At returns the step's offset from the start of the load.

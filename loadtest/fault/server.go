@@ -24,7 +24,7 @@ type ServerDeps struct {
 //
 //	GET  /v1/schedule?duration=180s&seed=1  the plan for a run (Plan), {"steps":[...]}
 //	GET  /v1/schedule?plan=matrix&seed=1    every kind once (MatrixPlan), {"steps":[...],"duration_ms":...}
-//	POST /v1/faults {"action","target"}     apply one fault now (a Step: also "kind", "for_ms");
+//	POST /v1/faults {"action","target"}     apply one fault now (a Step: also "kind", "for_ms", "delay_ms");
 //	                                        200 with the event, 500 with the event if it failed
 //	GET  /v1/events                          every event so far, {"events":[...]}
 //	GET  /livez, /readyz                     200
@@ -79,7 +79,7 @@ func handleFault(log *slog.Logger, drv *Driver) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req Step
 		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&req); err != nil || req.Target == "" {
-			writeJSON(w, http.StatusBadRequest, map[string]string{"error": `body must be {"action": "kill|restart|flush|pause|delete-queue|outage", "target": "...", "kind": "...", "for_ms": 0}`})
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": `body must be {"action": "kill|restart|flush|pause|delete-queue|outage|latency|partition|reset_peer|slow", "target": "...", "kind": "...", "for_ms": 0, "delay_ms": 0}`})
 			return
 		}
 		e, err := drv.Apply(r.Context(), req)
