@@ -27,6 +27,9 @@ type config struct {
 	// AMQPURL and PSPURL, if set, let the local backend delete the charge
 	// queue (AMQP_URL) and take the psp down (PSP_URL).
 	AMQPURL, PSPURL string
+	// ToxiproxyURL (TOXIPROXY_URL) is the Toxiproxy API of the local
+	// runtime's per-replica proxies; unset, the network faults are refused.
+	ToxiproxyURL string
 
 	// RUNTIME=local: processes supervised by scripts/local, services of
 	// its own scripts/harness instance.
@@ -82,6 +85,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 		RedisURL:   str("REDIS_URL", ""),
 		AMQPURL:    str("AMQP_URL", ""),
 		PSPURL:     str("PSP_URL", ""),
+	}
+	if c.Runtime == "local" {
+		c.ToxiproxyURL = str("TOXIPROXY_URL", "")
 	}
 	required := map[string]string{"FAULTD_EVENTS": c.EventsPath, "REDIS_URL": c.RedisURL}
 	switch c.Runtime {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/oncepay/oncepay/loadtest/container"
 	"github.com/oncepay/oncepay/loadtest/fault"
+	"github.com/oncepay/oncepay/loadtest/netfault"
 	"github.com/oncepay/oncepay/loadtest/process"
 )
 
@@ -85,11 +86,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	events := fault.NewEventLog(f)
 
 	backend := newBackend(cfg, rdb)
-	driver := fault.NewDriver(backend, backend, events, log, fault.DriverConfig{
+	dcfg := fault.DriverConfig{
 		WaitInFlight: cfg.WaitInFlight,
 		APIs:         names(cfg.Replicas, "api"), Workers: names(cfg.Replicas, "worker"),
 		OnEvent: func(e fault.Event) { fmt.Fprintf(stderr, "%s %s\n", e.Time.Format("15:04:05.000"), e) },
-	})
+	}
+	if cfg.ToxiproxyURL != "" {
+		dcfg.Network = netfault.New(cfg.ToxiproxyURL)
+	}
+	driver := fault.NewDriver(backend, backend, events, log, dcfg)
+	// the network faults still in force end with faultd, whatever way it
+	// stops (their toxics would outlive it otherwise)
+	defer func() {
+		if err := driver.Close(); err != nil {
+			log.Error("undo network faults", "err", err)
+		}
+	}()
 	srv := &http.Server{
 		Handler: fault.NewServer(fault.ServerDeps{
 			Logger: log, Driver: driver, Events: events,
@@ -101,13 +113,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "events", cfg.EventsPath, "runtime", cfg.Runtime, "backend", fmt.Sprintf("%T", backend))
+	log.Info("listening", "addr", ln.Addr().String(), "events", cfg.EventsPath, "runtime", cfg.Runtime, "backend", fmt.Sprintf("%T", backend),
+		"network", cfg.ToxiproxyURL != "")
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
 	case err := <-served:
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
+	}
+	// undo the network faults first: their handlers wait out the faults'
+	// durations, and return once undone
+	if err := driver.Close(); err != nil {
+		log.Error("undo network faults", "err", err)
 	}
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -169,3 +169,24 @@ func TestRunServesAndStops(t *testing.T) {
 		t.Fatalf("run: %v", err)
 	}
 }
+
+// The network faults need the local runtime's Toxiproxy: TOXIPROXY_URL is
+// read there only (compose and kind have no proxies).
+func TestLoadConfigToxiproxyOnLocalOnly(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{"FAULTD_EVENTS": "/tmp/f.jsonl", "REDIS_URL": "redis://127.0.0.1:1/0",
+		"FAULTD_RUN_DIR": "/tmp/run", "FAULTD_HARNESS": "/bin/false", "TOXIPROXY_URL": "http://127.0.0.1:8109"}
+	for runtime, want := range map[string]string{"local": "http://127.0.0.1:8109", "compose": "", "kind": ""} {
+		e := map[string]string{"RUNTIME": runtime}
+		for k, v := range base {
+			e[k] = v
+		}
+		c, err := loadConfig(env(e))
+		if err != nil {
+			t.Fatalf("%s: %v", runtime, err)
+		}
+		if c.ToxiproxyURL != want {
+			t.Errorf("%s: ToxiproxyURL %q, want %q", runtime, c.ToxiproxyURL, want)
+		}
+	}
+}
