@@ -269,7 +269,7 @@ export async function faults(data) {
     const wait = t0 + step.at_ms - Date.now();
     if (wait > 0) sleep(wait / 1000);
     pending.push(
-      http.asyncRequest('POST', `${config.faultdURL}/v1/faults`, JSON.stringify({ kind: step.kind, action: step.action, target: step.target, for_ms: step.for_ms }), {
+      http.asyncRequest('POST', `${config.faultdURL}/v1/faults`, JSON.stringify({ kind: step.kind, action: step.action, target: step.target, for_ms: step.for_ms, delay_ms: step.delay_ms }), {
         headers: { 'Content-Type': 'application/json' }, timeout: '300s', tags: { name: 'fault' },
       }).then((res) => {
         if (res.status !== 200) {

@@ -33,7 +33,7 @@ type Series struct {
 type Marker struct {
 	At    time.Duration // since Start
 	Label string        // e.g. "kill api-1"
-	Kind  string        // the fault's action (kill, restart, flush, pause, outage, delete-queue): picks the colour
+	Kind  string        // the fault's action (kill, restart, flush, pause, outage, delete-queue, latency, ...): picks the colour
 }
 
 // Build buckets attempts and settle times by second from start. Times
@@ -89,6 +89,10 @@ var (
 		"pause":        color.RGBA{R: 0x17, G: 0xbe, B: 0xcf, A: 0xff},
 		"outage":       color.RGBA{R: 0xbc, G: 0xbd, B: 0x22, A: 0xff},
 		"delete-queue": color.RGBA{R: 0xe3, G: 0x77, B: 0xc2, A: 0xff},
+		"latency":      color.RGBA{R: 0x00, G: 0x3f, B: 0x5c, A: 0xff},
+		"partition":    color.RGBA{R: 0x7f, G: 0x00, B: 0x00, A: 0xff},
+		"reset_peer":   color.RGBA{R: 0x8b, G: 0x45, B: 0x13, A: 0xff},
+		"slow":         color.RGBA{R: 0x55, G: 0x6b, B: 0x2f, A: 0xff},
 	}
 )
 

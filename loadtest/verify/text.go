@@ -80,7 +80,7 @@ func (r Report) WriteText(w io.Writer) error {
 	}
 	if len(r.Matrix) > 0 {
 		p.f("fault matrix (one row per fault; cut-offs, takeovers and violations in its window, up to the next fault)\n")
-		p.f("  %-3s %-17s %-9s %-8s %-7s %-10s %-8s %-9s %-10s %-12s %s\n",
+		p.f("  %-3s %-17s %-17s %-8s %-7s %-17s %-8s %-9s %-10s %-12s %s\n",
 			"#", "kind", "target", "at", "landed", "hit", "inflight", "cut off", "takeovers", "exercises", "violated")
 		for _, row := range r.Matrix {
 			landed := "yes"
@@ -91,7 +91,7 @@ func (r Report) WriteText(w io.Writer) error {
 			if row.Frozen {
 				inflight += "*"
 			}
-			p.f("  %-3d %-17s %-9s %-8s %-7s %-10s %-8s %-9d %-10d %-12s %s\n", row.Seq, row.Kind, row.Target,
+			p.f("  %-3d %-17s %-17s %-8s %-7s %-17s %-8s %-9d %-10d %-12s %s\n", row.Seq, row.Kind, row.Target,
 				fmt.Sprintf("t+%.0fs", row.At.Seconds()), landed, orNone(row.Hit), inflight, row.CutOff, row.Takeovers,
 				ints(row.Exercises), orNone(ints(row.Violated)))
 		}
