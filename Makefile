@@ -181,6 +181,10 @@ repro: k6 ## rerun a recorded run's load and fault plan (RUN=.run/demo, its run.
 test-demo: k6 ## CI: a short fault run (60s load, 90s drain limit) that fails on any violation; stops the stack after
 	RUNTIME=$(RUNTIME) DURATION=60s RATE=30 DRAIN=90s loadtest/run chaos --down
 
+.PHONY: test-tutorial
+test-tutorial: k6 ## run every command of docs/tutorial.md in order and check what it promises (~2-3 min; scripts/tutorial-test); stops the stack after
+	scripts/tutorial-test
+
 # make compare: the same fault run (seed, rate, duration, fault schedule and
 # psp faults) against oncepay and each comparison strategy, restarting the api
 # and the workers with IDEM_STRATEGY=<strategy> and resetting the state between
