@@ -42,12 +42,20 @@ help: ## list the targets
 	@awk 'BEGIN { FS = ":.*## " } /^[a-zA-Z0-9_-]+:.*## / { printf "  %-16s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
 .PHONY: test
-test: lint tools ## lint, install the pinned helm and promtool, then run every module's tests against real Redis/Postgres/RabbitMQ (started and stopped by scripts/harness)
-	$(HARNESS) run -- $(MAKE) test-go
+test: lint tools ## lint, install the pinned helm and promtool, then run every module's tests and a bounded fuzz run against real Redis/Postgres/RabbitMQ (started and stopped by scripts/harness)
+	$(HARNESS) run -- $(MAKE) test-go fuzz-go
 
 .PHONY: test-go
 test-go: ## go test -race -count=1 -p 1 ./... in every module (needs the services: see make harness-up)
 	$(call in-modules,$(GO) test -race -count=1 -p 1 ./...,test)
+
+# FUZZTIME bounds the fuzz run of make test; plain go test (test-go) runs
+# only the committed seed corpus (testdata/fuzz).
+FUZZTIME ?= 20s
+
+.PHONY: fuzz-go
+fuzz-go: ## fuzz POST /v1/payments end to end for FUZZTIME (20s) on a real api (needs the services: see make harness-up)
+	cd services/api && $(GO) test -count=1 -run '^$$' -fuzz '^FuzzCreatePayment$$' -fuzztime $(FUZZTIME) ./cmd/api
 
 .PHONY: lint
 lint: ## gofmt check, go vet and the pinned staticcheck in every module, and docs-check (reports all before failing)

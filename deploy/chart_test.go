@@ -606,7 +606,7 @@ var envRef = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
 var requiredEnv = map[string][]string{
 	"api":    {"API_LISTEN_ADDR", "REDIS_URL", "DATABASE_URL", "AMQP_URL", "API_MERCHANT_KEYS"},
 	"worker": {"WORKER_LISTEN_ADDR", "REDIS_URL", "DATABASE_URL", "AMQP_URL", "PSP_URL"},
-	"psp":    {"PSP_LISTEN_ADDR", "PSP_DATABASE_URL"},
+	"psp":    {"PSP_LISTEN_ADDR", "PSP_DATABASE_URL", "PSP_ADMIN_ADDR", "PSP_ADMIN_TOKEN"},
 }
 
 func checkEnv(t *testing.T, r rendered) {
@@ -994,7 +994,7 @@ func TestChartSecrets(t *testing.T) {
 			if s.Annotations["helm.sh/resource-policy"] != "keep" {
 				t.Errorf("Secret %s: want helm.sh/resource-policy: keep (the PVCs outlive the release)", s.Name)
 			}
-			for _, k := range []string{"postgres-password", "psp-db-password", "rabbitmq-password", "redis-password"} {
+			for _, k := range []string{"postgres-password", "psp-db-password", "psp-admin-token", "rabbitmq-password", "redis-password"} {
 				if !alnum32.Match(s.Data[k]) {
 					t.Errorf("Secret %s: %s = %q, want 32 generated alphanumerics", s.Name, k, s.Data[k])
 				}

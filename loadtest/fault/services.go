@@ -42,7 +42,8 @@ func (b *Broker) DeleteQueue(ctx context.Context, queue string) (int, error) {
 // for concurrent use, but outages must not overlap: each puts back the
 // configuration it found.
 type PSPAdmin struct {
-	URL    string // the psp's base URL, http://host:port
+	URL    string // the psp's admin listener (PSP_ADMIN_ADDR), http://host:port
+	Token  string // its bearer token (PSP_ADMIN_TOKEN)
 	Client *http.Client
 }
 
@@ -87,6 +88,7 @@ func (p *PSPAdmin) config(ctx context.Context, method string, body map[string]an
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+p.Token)
 	client := p.Client
 	if client == nil {
 		client = &http.Client{Timeout: 10 * time.Second}

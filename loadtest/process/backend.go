@@ -127,7 +127,7 @@ func (b *Backend) DeleteQueue(ctx context.Context, queue string) (int, error) {
 // PSPOutage takes the psp down for d through its admin API (fault.PSPAdmin).
 func (b *Backend) PSPOutage(ctx context.Context, d time.Duration) error {
 	if b.cfg.PSP == nil {
-		return fmt.Errorf("psp outage: no psp configured (PSP_URL)")
+		return fmt.Errorf("psp outage: no psp admin API configured (PSP_ADMIN_URL, PSP_ADMIN_TOKEN)")
 	}
 	return b.cfg.PSP.Outage(ctx, d)
 }

@@ -94,11 +94,18 @@ func newWorld(t *testing.T) *world {
 			http.NotFound(rw, r)
 			return
 		}
+		if r.Header.Get("Authorization") != "Bearer "+testPSPToken {
+			http.Error(rw, "unauthorized", http.StatusUnauthorized)
+			return
+		}
 		_ = json.NewEncoder(rw).Encode(map[string]any{"calls": w.calls, "charges": w.charges})
 	}))
 	t.Cleanup(w.psp.Close)
 	return w
 }
+
+// testPSPToken is the fake psp's admin token.
+const testPSPToken = "verify-test-token"
 
 func (w *world) key(n int) string { return fmt.Sprintf("%s-%d", w.runID, n) }
 
@@ -182,7 +189,7 @@ func (w *world) deadLetter(paymentID string) {
 func (w *world) sources() verify.Sources {
 	return verify.Sources{
 		DB: w.db, Redis: w.rdb, AMQP: w.conn, Queues: w.queues,
-		PSP: verify.Ledger{URL: w.psp.URL},
+		PSP: verify.Ledger{URL: w.psp.URL, Token: testPSPToken},
 	}
 }
 

@@ -11,7 +11,8 @@ import (
 
 // Ledger reads the psp simulator's ledger over its admin API.
 type Ledger struct {
-	URL    string // e.g. http://127.0.0.1:8090
+	URL    string // the psp's admin listener, e.g. http://127.0.0.1:8092
+	Token  string // its bearer token (PSP_ADMIN_TOKEN)
 	Client *http.Client
 }
 
@@ -36,6 +37,7 @@ func (p Ledger) read(ctx context.Context, runID string, payments map[string]bool
 	if err != nil {
 		return nil, nil, err
 	}
+	req.Header.Set("Authorization", "Bearer "+p.Token)
 	res, err := client.Do(req)
 	if err != nil {
 		return nil, nil, fmt.Errorf("psp ledger: %w", err)

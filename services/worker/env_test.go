@@ -39,6 +39,7 @@ type env struct {
 	merchant string
 	psp      *pspclient.Client
 	pspURL   string
+	pspAdmin *pspclient.Client // the psp's admin listener, with its token
 	pub      *publisher
 }
 
@@ -79,15 +80,20 @@ func newEnv(t testing.TB, pspEnv map[string]string) *env {
 
 	env := map[string]string{
 		"PSP_LISTEN_ADDR": "127.0.0.1:0", "PSP_OPS_ADDR": "127.0.0.1:0", "PSP_DATABASE_URL": testenv.NewDatabase(t),
+		"PSP_ADMIN_ADDR": "127.0.0.1:0", "PSP_ADMIN_TOKEN": pspAdminToken,
 		"PSP_LATENCY": "0ms", "PSP_LATENCY_JITTER": "0ms", "PSP_SEED": "1", "PSP_SHUTDOWN_GRACE": "2s",
 	}
 	maps.Copy(env, pspEnv)
 	p := startProcess(t, "psp", bins.binary(t, "psp", "github.com/oncepay/oncepay/services/psp/cmd/psp"), env)
 	e.pspURL = "http://" + p.addr
 	e.psp = pspclient.New(e.pspURL, nil)
+	e.pspAdmin = pspclient.NewAdmin("http://"+p.admin, pspAdminToken, nil)
 	waitReady(t, p.ops, 10*time.Second)
 	return e
 }
+
+// pspAdminToken is the test psp's admin token.
+const pspAdminToken = "worker-test-psp-admin-token"
 
 // declare declares the test's topology (the worker declares the same).
 func (e *env) declare() {
@@ -227,7 +233,7 @@ func (e *env) waitTerminal(within time.Duration, ids ...string) {
 // ledger returns the psp's ledger for one payment.
 func (e *env) ledger(id string) pspclient.Ledger {
 	e.t.Helper()
-	l, err := e.psp.Ledger(context.Background(), id)
+	l, err := e.pspAdmin.Ledger(context.Background(), id)
 	if err != nil {
 		e.t.Fatalf("psp ledger: %v", err)
 	}
@@ -237,7 +243,7 @@ func (e *env) ledger(id string) pspclient.Ledger {
 // setPSP changes the psp's fault knobs.
 func (e *env) setPSP(patch pspclient.ConfigPatch) {
 	e.t.Helper()
-	if _, err := e.psp.SetConfig(context.Background(), patch); err != nil {
+	if _, err := e.pspAdmin.SetConfig(context.Background(), patch); err != nil {
 		e.t.Fatalf("psp config: %v", err)
 	}
 }

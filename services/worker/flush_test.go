@@ -42,7 +42,7 @@ func TestRedisFlushNoDoubleCharge(t *testing.T) {
 	e.waitTerminal(45*time.Second, ids...)
 	waitSettled(t, 30*time.Second, 4*n, ws...) // every copy, before reading the ledger
 
-	s, err := e.psp.Summary(t.Context())
+	s, err := e.pspAdmin.Summary(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

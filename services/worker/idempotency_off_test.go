@@ -37,7 +37,7 @@ func TestBoundaryAloneWithoutPSPIdempotency(t *testing.T) {
 	requeued := <-chaosDone
 	waitSettled(t, 20*time.Second, 4*n, ws...)
 
-	s, err := e.psp.Summary(t.Context())
+	s, err := e.pspAdmin.Summary(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

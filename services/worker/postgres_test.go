@@ -42,7 +42,7 @@ func TestPostgresRestartRecovers(t *testing.T) {
 		}
 		waitReady(t, w.addr, 10*time.Second)
 	}
-	s, err := e.psp.Summary(t.Context())
+	s, err := e.pspAdmin.Summary(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

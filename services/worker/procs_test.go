@@ -83,6 +83,7 @@ type logSink struct {
 	buf   []byte
 	addr  chan string
 	ops   string // the ops_addr of the "listening" line, if any
+	admin string // the admin_addr of the "listening" line, if any (psp)
 }
 
 func newLogSink() *logSink { return &logSink{addr: make(chan string, 1)} }
@@ -102,9 +103,10 @@ func (s *logSink) Write(p []byte) (int, error) {
 		var l struct {
 			Msg, Addr string
 			OpsAddr   string `json:"ops_addr"`
+			AdminAddr string `json:"admin_addr"`
 		}
 		if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "listening" && l.Addr != "" {
-			s.ops = l.OpsAddr
+			s.ops, s.admin = l.OpsAddr, l.AdminAddr
 			select {
 			case s.addr <- l.Addr:
 			default:
@@ -166,12 +168,13 @@ func (s *logSink) waitAddr(t testing.TB, name string, exited <-chan error) strin
 
 // process is a started binary.
 type process struct {
-	name string
-	cmd  *exec.Cmd
-	logs *logSink
-	addr string
-	ops  string // the ops listener's address (api, psp); "" for the worker, whose addr is its ops listener
-	done chan error
+	name  string
+	cmd   *exec.Cmd
+	logs  *logSink
+	addr  string
+	ops   string // the ops listener's address (api, psp); "" for the worker, whose addr is its ops listener
+	admin string // the psp's admin listener's address; "" for the others
+	done  chan error
 }
 
 // startProcess runs bin with env (and nothing else from the test's
@@ -194,7 +197,7 @@ func startProcess(t testing.TB, name, bin string, env map[string]string) *proces
 	t.Cleanup(func() { p.stop(t) })
 	p.addr = p.logs.waitAddr(t, name, p.done)
 	p.logs.mu.Lock()
-	p.ops = p.logs.ops
+	p.ops, p.admin = p.logs.ops, p.logs.admin
 	p.logs.mu.Unlock()
 	return p
 }

@@ -85,7 +85,7 @@ func TestChargeQueueDeletedUnderLoad(t *testing.T) {
 		}
 		return ""
 	})
-	s, err := e.psp.Summary(t.Context())
+	s, err := e.pspAdmin.Summary(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

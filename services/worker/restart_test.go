@@ -40,7 +40,7 @@ func TestRabbitMQRestartRecovers(t *testing.T) {
 			t.Errorf("%s never logged a recovered connection", w.name)
 		}
 	}
-	s, err := e.psp.Summary(t.Context())
+	s, err := e.pspAdmin.Summary(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,6 @@ type config struct {
 	Out          string           // -out: where the runs and the table go
 	ReportOnly   bool             // -report-only: rebuild the table from the runs in -out
 	Ready        []string         // -ready: the api and worker addresses whose /readyz must show the strategy
-	PSPURL       string           // the local runtime's psp: LOCAL_PORT_BASE+10
 	FaultdAddr   string           // where loadtest/run starts the fault driver: FAULTD_ADDR (127.0.0.1:8099)
 }
 
@@ -54,7 +53,6 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (co
 			base = n
 		}
 	}
-	c.PSPURL = fmt.Sprintf("http://127.0.0.1:%d", base+10)
 	c.FaultdAddr = cmp.Or(getenv("FAULTD_ADDR"), "127.0.0.1:8099")
 	fs.StringVar(&c.Repo, "repo", ".", "repository root")
 	fs.StringVar(&strategies, "strategies", defaultStrategies, "comma-separated strategies, in table order")

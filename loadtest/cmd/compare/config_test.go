@@ -63,7 +63,7 @@ func TestLoadConfigFollowsTheLocalPorts(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"127.0.0.1:8284", "127.0.0.1:8286", "127.0.0.1:8281", "127.0.0.1:8283"} // the apis' and workers' ops ports
-	if c.PSPURL != "http://127.0.0.1:8290" || c.FaultdAddr != "127.0.0.1:8499" || strings.Join(c.Ready, ",") != strings.Join(want, ",") {
+	if c.FaultdAddr != "127.0.0.1:8499" || strings.Join(c.Ready, ",") != strings.Join(want, ",") {
 		t.Errorf("config %+v: want psp :8290, faultd :8499, ready %v", c, want)
 	}
 }

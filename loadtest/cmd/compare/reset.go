@@ -21,14 +21,16 @@ import (
 // services are the runtime's backing services, as scripts/local env names
 // them.
 type services struct {
-	RedisURL, DatabaseURL, AMQPURL, PSPURL string
-	Queues                                 verify.Queues
+	RedisURL, DatabaseURL, AMQPURL string
+	PSPAdminURL, PSPToken          string // the psp's admin listener and its bearer token
+	Queues                         verify.Queues
 }
 
-func servicesOf(env map[string]string, pspURL string) (services, error) {
-	s := services{RedisURL: env["REDIS_URL"], DatabaseURL: env["DATABASE_URL"], AMQPURL: env["AMQP_URL"], PSPURL: pspURL}
-	if s.RedisURL == "" || s.DatabaseURL == "" || s.AMQPURL == "" {
-		return services{}, errors.New("scripts/local env did not name REDIS_URL, DATABASE_URL and AMQP_URL")
+func servicesOf(env map[string]string) (services, error) {
+	s := services{RedisURL: env["REDIS_URL"], DatabaseURL: env["DATABASE_URL"], AMQPURL: env["AMQP_URL"],
+		PSPAdminURL: env["PSP_ADMIN_URL"], PSPToken: env["PSP_ADMIN_TOKEN"]}
+	if s.RedisURL == "" || s.DatabaseURL == "" || s.AMQPURL == "" || s.PSPAdminURL == "" || s.PSPToken == "" {
+		return services{}, errors.New("scripts/local env did not name REDIS_URL, DATABASE_URL, AMQP_URL, PSP_ADMIN_URL and PSP_ADMIN_TOKEN")
 	}
 	var delays []time.Duration
 	for _, d := range strings.Split(env["WORKER_RETRY_DELAYS"], ",") {
@@ -66,24 +68,27 @@ func reset(ctx context.Context, s services, failAfter float64, seed int) error {
 	if err := purge(s.AMQPURL, append(append([]string{s.Queues.Main}, s.Queues.Retry...), s.Queues.DeadLetter)); err != nil {
 		return err
 	}
-	if err := psp(ctx, http.MethodDelete, s.PSPURL+"/admin/ledger", nil); err != nil {
+	if err := psp(ctx, s, http.MethodDelete, "/admin/ledger", nil); err != nil {
 		return err
 	}
-	return pspFaults(ctx, s.PSPURL, failAfter, seed)
+	return pspFaults(ctx, s, failAfter, seed)
 }
 
 // pspFaults sets the psp's fail_after_rate and restarts its fault RNG with
 // seed, so every run draws the same faults.
-func pspFaults(ctx context.Context, pspURL string, failAfter float64, seed int) error {
+func pspFaults(ctx context.Context, s services, failAfter float64, seed int) error {
 	body, _ := json.Marshal(map[string]any{"fail_after_rate": failAfter, "seed": seed})
-	return psp(ctx, http.MethodPut, pspURL+"/admin/config", body)
+	return psp(ctx, s, http.MethodPut, "/admin/config", body)
 }
 
-func psp(ctx context.Context, method, url string, body []byte) error {
+// psp sends one request to path on the psp's admin listener, with its token.
+func psp(ctx context.Context, s services, method, path string, body []byte) error {
+	url := s.PSPAdminURL + path
 	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
+	req.Header.Set("Authorization", "Bearer "+s.PSPToken)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

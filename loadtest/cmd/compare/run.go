@@ -72,7 +72,7 @@ func runOne(ctx context.Context, rt runtime, cfg config, s naive.Strategy) error
 	if err != nil {
 		return err
 	}
-	svc, err := servicesOf(env, cfg.PSPURL)
+	svc, err := servicesOf(env)
 	if err != nil {
 		return err
 	}
@@ -122,7 +122,14 @@ func restore(rt runtime, cfg config, stderr io.Writer) {
 	if err := rt.up(ctx, naive.StrategyOncepay); err != nil {
 		fmt.Fprintf(stderr, "compare: restore: %v\n", err)
 	}
-	if err := pspFaults(ctx, cfg.PSPURL, 0, cfg.Seed); err != nil {
+	env, err := rt.env(ctx)
+	if err == nil {
+		var svc services
+		if svc, err = servicesOf(env); err == nil {
+			err = pspFaults(ctx, svc, 0, cfg.Seed)
+		}
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "compare: restore psp: %v\n", err)
 	}
 }

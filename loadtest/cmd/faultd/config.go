@@ -24,9 +24,10 @@ type config struct {
 	WaitInFlight time.Duration              // FAULTD_WAIT_IN_FLIGHT, default 2s
 	Replicas     map[string]process.Replica // FAULTD_REPLICAS, default defaultReplicas[Runtime]
 	RedisURL     string                     // REDIS_URL, required: the runtime's Redis, for FLUSHALL
-	// AMQPURL and PSPURL, if set, let the local backend delete the charge
-	// queue (AMQP_URL) and take the psp down (PSP_URL).
-	AMQPURL, PSPURL string
+	// AMQPURL, if set, lets the local backend delete the charge queue
+	// (AMQP_URL); PSPAdminURL and PSPToken, if set, take the psp down
+	// through its admin listener (PSP_ADMIN_URL, PSP_ADMIN_TOKEN).
+	AMQPURL, PSPAdminURL, PSPToken string
 	// ToxiproxyURL (TOXIPROXY_URL) is the Toxiproxy API of the local
 	// runtime's per-replica proxies; unset, the network faults are refused.
 	ToxiproxyURL string
@@ -79,12 +80,16 @@ func loadConfig(getenv func(string) string) (config, error) {
 		return def
 	}
 	c := config{
-		ListenAddr: str("FAULTD_LISTEN_ADDR", "127.0.0.1:8099"),
-		Runtime:    str("RUNTIME", "local"),
-		EventsPath: str("FAULTD_EVENTS", ""),
-		RedisURL:   str("REDIS_URL", ""),
-		AMQPURL:    str("AMQP_URL", ""),
-		PSPURL:     str("PSP_URL", ""),
+		ListenAddr:  str("FAULTD_LISTEN_ADDR", "127.0.0.1:8099"),
+		Runtime:     str("RUNTIME", "local"),
+		EventsPath:  str("FAULTD_EVENTS", ""),
+		RedisURL:    str("REDIS_URL", ""),
+		AMQPURL:     str("AMQP_URL", ""),
+		PSPAdminURL: str("PSP_ADMIN_URL", ""),
+		PSPToken:    str("PSP_ADMIN_TOKEN", ""),
+	}
+	if c.PSPAdminURL != "" && c.PSPToken == "" {
+		fail("PSP_ADMIN_TOKEN is required with PSP_ADMIN_URL")
 	}
 	if c.Runtime == "local" {
 		c.ToxiproxyURL = str("TOXIPROXY_URL", "")

@@ -50,8 +50,8 @@ func newBackend(cfg config, rdb *redis.Client) backend {
 	if cfg.AMQPURL != "" {
 		pc.Broker = &fault.Broker{URL: cfg.AMQPURL}
 	}
-	if cfg.PSPURL != "" {
-		pc.PSP = &fault.PSPAdmin{URL: cfg.PSPURL}
+	if cfg.PSPAdminURL != "" {
+		pc.PSP = &fault.PSPAdmin{URL: cfg.PSPAdminURL, Token: cfg.PSPToken}
 	}
 	return process.New(pc)
 }

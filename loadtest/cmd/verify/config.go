@@ -16,7 +16,8 @@ import (
 type config struct {
 	RunDir      string          // -run-dir: records.log, faults.jsonl, summary.json, run.json in; report.json, report.txt, timeline.png out
 	RunID       string          // -run-id, default run.json's
-	PSPURL      string          // -psp
+	PSPAdminURL string          // -psp-admin: the psp's admin listener
+	PSPToken    string          // PSP_ADMIN_TOKEN, its bearer token
 	Queue       string          // -queue
 	RetryDelays []time.Duration // -retry-delays, as WORKER_RETRY_DELAYS
 	Drain       time.Duration   // -drain: limit of the drain
@@ -47,7 +48,7 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (co
 	var delays string
 	fs.StringVar(&c.RunDir, "run-dir", ".run/demo", "directory of the run's records; the report is written there too")
 	fs.StringVar(&c.RunID, "run-id", "", "run id (default: run.json's run_id)")
-	fs.StringVar(&c.PSPURL, "psp", "http://127.0.0.1:8090", "psp simulator base URL")
+	fs.StringVar(&c.PSPAdminURL, "psp-admin", "http://127.0.0.1:8092", "the psp simulator's admin listener (its token: PSP_ADMIN_TOKEN)")
 	fs.StringVar(&c.Queue, "queue", "payments.charge", "the worker's queue (retry and dead-letter names derive from it)")
 	fs.StringVar(&delays, "retry-delays", "1s,5s,30s", "the worker's WORKER_RETRY_DELAYS")
 	fs.DurationVar(&c.Drain, "drain", 2*time.Minute, "how long to wait for payments to settle after the load")
@@ -73,7 +74,8 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (co
 		problems = append(problems, errors.New("-drain must be positive"))
 	}
 	c.DatabaseURL, c.RedisURL, c.AMQPURL = getenv("DATABASE_URL"), getenv("REDIS_URL"), getenv("AMQP_URL")
-	for name, v := range map[string]string{"DATABASE_URL": c.DatabaseURL, "REDIS_URL": c.RedisURL, "AMQP_URL": c.AMQPURL} {
+	c.PSPToken = getenv("PSP_ADMIN_TOKEN")
+	for name, v := range map[string]string{"DATABASE_URL": c.DatabaseURL, "REDIS_URL": c.RedisURL, "AMQP_URL": c.AMQPURL, "PSP_ADMIN_TOKEN": c.PSPToken} {
 		if v == "" {
 			problems = append(problems, fmt.Errorf("%s is required (eval \"$(scripts/local env)\")", name))
 		}

@@ -18,14 +18,14 @@ func TestLoadConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	getenv := func(k string) string {
-		return map[string]string{"DATABASE_URL": "postgres://x", "REDIS_URL": "redis://x", "AMQP_URL": "amqp://x"}[k]
+		return map[string]string{"DATABASE_URL": "postgres://x", "REDIS_URL": "redis://x", "AMQP_URL": "amqp://x", "PSP_ADMIN_TOKEN": "t0ken"}[k]
 	}
 	got, err := loadConfig([]string{"verify", "-run-dir", dir, "-retry-delays", "1s,5s,15s", "-drain", "30s"}, getenv, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := config{
-		RunDir: dir, RunID: "r42", PSPURL: "http://127.0.0.1:8090", Queue: "payments.charge",
+		RunDir: dir, RunID: "r42", PSPAdminURL: "http://127.0.0.1:8092", PSPToken: "t0ken", Queue: "payments.charge",
 		RetryDelays: []time.Duration{time.Second, 5 * time.Second, 15 * time.Second}, Drain: 30 * time.Second, Faults: true,
 		DatabaseURL: "postgres://x", RedisURL: "redis://x", AMQPURL: "amqp://x",
 	}
@@ -42,7 +42,7 @@ func TestLoadConfigReportsEveryProblem(t *testing.T) {
 		t.Fatal("loadConfig succeeded")
 	}
 	for _, want := range []string{"unexpected arguments", `"never" is not a positive duration`, "-drain must be positive",
-		"DATABASE_URL is required", "REDIS_URL is required", "AMQP_URL is required", "run info"} {
+		"DATABASE_URL is required", "REDIS_URL is required", "AMQP_URL is required", "PSP_ADMIN_TOKEN is required", "run info"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}

@@ -65,7 +65,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	src := verify.Sources{
 		DB: db, Redis: rdb, AMQP: conn,
 		Queues: verify.DefaultQueues(cfg.Queue, cfg.RetryDelays),
-		PSP:    verify.Ledger{URL: cfg.PSPURL},
+		PSP:    verify.Ledger{URL: cfg.PSPAdminURL, Token: cfg.PSPToken},
 	}
 
 	fmt.Fprintf(stderr, "verify: run %s: %d client attempts, %d faults; draining (limit %s) ...\n", cfg.RunID, len(attempts.Attempts), len(faults), cfg.Drain)

@@ -20,8 +20,9 @@ import (
 
 // Client talks to one psp.
 type Client struct {
-	base string
-	hc   *http.Client
+	base  string
+	token string // the admin token, sent with admin calls; "" for a charges client
+	hc    *http.Client
 }
 
 // New returns a client for the psp at baseURL (e.g. "http://127.0.0.1:8090")
@@ -32,6 +33,17 @@ func New(baseURL string, hc *http.Client) *Client {
 		hc = http.DefaultClient
 	}
 	return &Client{base: strings.TrimRight(baseURL, "/"), hc: hc}
+}
+
+// NewAdmin returns a client for the psp's admin listener at adminURL
+// (PSP_ADMIN_ADDR, e.g. "http://127.0.0.1:8092") that sends
+// Authorization: Bearer token with every admin call (Config, SetConfig,
+// Ledger, Summary, ResetLedger). A wrong token fails those calls with a
+// *Error of status 401. Charge and Lookup are not served there.
+func NewAdmin(adminURL, token string, hc *http.Client) *Client {
+	c := New(adminURL, hc)
+	c.token = token
+	return c
 }
 
 // do sends one request. The body (marshalled from in unless nil) is given to
@@ -74,7 +86,11 @@ func (c *Client) do(ctx context.Context, method, path string, header http.Header
 
 // call sends one admin request and decodes a 2xx answer into out (unless nil).
 func (c *Client) call(ctx context.Context, method, path string, in, out any) error {
-	resp, body, err := c.do(ctx, method, path, nil, in)
+	var header http.Header
+	if c.token != "" {
+		header = http.Header{"Authorization": {"Bearer " + c.token}}
+	}
+	resp, body, err := c.do(ctx, method, path, header, in)
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,11 @@ func start(t *testing.T, k faults.Knobs) (*pspclient.Client, *psptest.Server) {
 	return pspclient.New(s.URL, &http.Client{Timeout: 10 * time.Second}), s
 }
 
+// admin is a client of s's admin listener, with its token.
+func admin(s *psptest.Server) *pspclient.Client {
+	return pspclient.NewAdmin(s.AdminURL, s.AdminToken, &http.Client{Timeout: 10 * time.Second})
+}
+
 var req = pspclient.ChargeRequest{Amount: 4200, Currency: "EUR", CustomerID: "cus_1", Reference: "pay_1"}
 
 func TestChargeAndReplay(t *testing.T) {
@@ -118,12 +123,13 @@ func TestChargeErrors(t *testing.T) {
 // otherwise resend a request carrying an Idempotency-Key by itself.
 func TestFailAfterIsTransientAndTheRetryReturnsTheCharge(t *testing.T) {
 	t.Parallel()
-	c, _ := start(t, psptest.Knobs())
+	c, s := start(t, psptest.Knobs())
+	a := admin(s)
 	ctx := t.Context()
 	if _, err := c.Charge(ctx, "warm-up", req); err != nil { // leaves an idle keep-alive connection
 		t.Fatal(err)
 	}
-	if _, err := c.SetConfig(ctx, pspclient.ConfigPatch{FailAfterRate: new(1.0)}); err != nil {
+	if _, err := a.SetConfig(ctx, pspclient.ConfigPatch{FailAfterRate: new(1.0)}); err != nil {
 		t.Fatal(err)
 	}
 	r := req
@@ -134,7 +140,7 @@ func TestFailAfterIsTransientAndTheRetryReturnsTheCharge(t *testing.T) {
 	}
 	t.Logf("fail_after error: %v", err)
 
-	l, err := c.Ledger(ctx, "pay_ambiguous")
+	l, err := a.Ledger(ctx, "pay_ambiguous")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,17 +154,18 @@ func TestFailAfterIsTransientAndTheRetryReturnsTheCharge(t *testing.T) {
 	if got.ID != l.Charges[0].ID || !got.Replayed {
 		t.Errorf("retry = %+v, want the stored charge %s, replayed", got, l.Charges[0].ID)
 	}
-	if sum, err := c.Summary(ctx); err != nil || sum.Charges != 2 {
+	if sum, err := a.Summary(ctx); err != nil || sum.Charges != 2 {
 		t.Errorf("summary = %+v, %v; want 2 charges (warm-up and the ambiguous one)", sum, err)
 	}
 }
 
 func TestAdmin(t *testing.T) {
 	t.Parallel()
-	c, _ := start(t, psptest.Knobs())
+	c, s := start(t, psptest.Knobs())
+	a := admin(s)
 	ctx := t.Context()
 
-	cfg, err := c.SetConfig(ctx, pspclient.ConfigPatch{LatencyMS: new(int64(3)), Idempotency: new(false), Seed: new(int64(77))})
+	cfg, err := a.SetConfig(ctx, pspclient.ConfigPatch{LatencyMS: new(int64(3)), Idempotency: new(false), Seed: new(int64(77))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,10 +173,10 @@ func TestAdmin(t *testing.T) {
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("SetConfig (-want +got):\n%s", diff)
 	}
-	if got, err := c.Config(ctx); err != nil || !cmp.Equal(want, got) {
+	if got, err := a.Config(ctx); err != nil || !cmp.Equal(want, got) {
 		t.Errorf("Config = %+v, %v; want %+v", got, err, want)
 	}
-	_, err = c.SetConfig(ctx, pspclient.ConfigPatch{ErrorRate: new(1.5), FailAfterRate: new(-1.0), LatencyMS: new(int64(-1))})
+	_, err = a.SetConfig(ctx, pspclient.ConfigPatch{ErrorRate: new(1.5), FailAfterRate: new(-1.0), LatencyMS: new(int64(-1))})
 	var perr *pspclient.Error
 	if !errors.As(err, &perr) || perr.StatusCode != 400 || len(perr.Errors) != 3 {
 		t.Errorf("bad SetConfig: err = %v, want 400 listing 3 problems", err)
@@ -180,21 +187,21 @@ func TestAdmin(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sum, err := c.Summary(ctx)
+	sum, err := a.Summary(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if sum.Calls != 2 || sum.Charges != 2 || sum.CallsByOutcome[pspclient.OutcomeCharged] != 2 || !cmp.Equal(sum.ReferencesChargedMoreThanOnce, []string{"pay_1"}) {
 		t.Errorf("summary with idempotency off = %+v", sum)
 	}
-	l, err := c.Ledger(ctx, "")
+	l, err := a.Ledger(ctx, "")
 	if err != nil || len(l.Calls) != 2 || len(l.Charges) != 2 || l.Calls[0].IdempotencyKey != "dup" || l.Charges[1].CustomerID != "cus_1" {
 		t.Errorf("ledger = %+v, %v", l, err)
 	}
-	if err := c.ResetLedger(ctx); err != nil {
+	if err := a.ResetLedger(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if sum, err := c.Summary(ctx); err != nil || sum.Calls != 0 || sum.Charges != 0 || len(sum.ReferencesChargedMoreThanOnce) != 0 {
+	if sum, err := a.Summary(ctx); err != nil || sum.Calls != 0 || sum.Charges != 0 || len(sum.ReferencesChargedMoreThanOnce) != 0 {
 		t.Errorf("after reset: %+v, %v", sum, err)
 	}
 }
@@ -209,5 +216,17 @@ func TestErrorFromANonProblemAnswer(t *testing.T) {
 	var perr *pspclient.Error
 	if !errors.Is(err, pspclient.ErrTransient) || !errors.As(err, &perr) || perr.StatusCode != 502 || perr.Title != "Bad Gateway" {
 		t.Errorf("err = %v (%+v), want a transient 502 Bad Gateway", err, perr)
+	}
+}
+
+func TestAdminNeedsTheToken(t *testing.T) {
+	t.Parallel()
+	c, s := start(t, psptest.Knobs())
+	var perr *pspclient.Error
+	if _, err := pspclient.NewAdmin(s.AdminURL, "wrong", nil).Summary(t.Context()); !errors.As(err, &perr) || perr.StatusCode != http.StatusUnauthorized {
+		t.Errorf("Summary with a wrong token: err = %v, want a 401 *Error", err)
+	}
+	if _, err := c.Summary(t.Context()); !errors.As(err, &perr) || perr.StatusCode != http.StatusNotFound {
+		t.Errorf("Summary on the charges port: err = %v, want a 404 *Error", err)
 	}
 }

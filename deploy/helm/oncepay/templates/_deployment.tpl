@@ -60,6 +60,9 @@ spec:
             {{- if hasKey $c "opsPort" }}
             - {name: ops, containerPort: {{ $c.opsPort }}, protocol: TCP}
             {{- end }}
+            {{- if hasKey $c "adminPort" }}
+            - {name: admin, containerPort: {{ $c.adminPort }}, protocol: TCP}
+            {{- end }}
           env:
             {{- .env | trim | nindent 12 }}
             - {name: LOG_LEVEL, value: {{ $c.logLevel | quote }}}

@@ -53,7 +53,7 @@ type apiOptions struct {
 
 // startAPI runs the api until the test ends and waits until it is ready.
 // At cleanup it stops the api and fails the test if run returned an error.
-func startAPI(t *testing.T, o apiOptions) *api {
+func startAPI(t testing.TB, o apiOptions) *api {
 	t.Helper()
 	testenv.Integration(t)
 	dbURL := testenv.NewDatabase(t)
@@ -146,7 +146,7 @@ func startAPI(t *testing.T, o apiOptions) *api {
 }
 
 // waitStatus polls url until it answers status.
-func waitStatus(t *testing.T, url string, status int, within time.Duration) {
+func waitStatus(t testing.TB, url string, status int, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	last := "no answer"
@@ -280,13 +280,13 @@ type fieldError struct {
 
 // do sends a request. header values are set as given (Set), body is sent
 // as is.
-func (a *api) do(t *testing.T, method, path string, header map[string]string, body []byte) response {
+func (a *api) do(t testing.TB, method, path string, header map[string]string, body []byte) response {
 	t.Helper()
 	return a.on(t, a.base, method, path, header, body)
 }
 
 // on sends a request to base (a.base or a.ops).
-func (a *api) on(t *testing.T, base, method, path string, header map[string]string, body []byte) response {
+func (a *api) on(t testing.TB, base, method, path string, header map[string]string, body []byte) response {
 	t.Helper()
 	req, err := http.NewRequest(method, base+path, bytes.NewReader(body))
 	if err != nil {
@@ -330,7 +330,7 @@ func (a *api) get(t *testing.T, merchant, id string) response {
 }
 
 // count runs a count(*) query on the api's database.
-func (a *api) count(t *testing.T, query string, args ...any) int {
+func (a *api) count(t testing.TB, query string, args ...any) int {
 	t.Helper()
 	var n int
 	if err := a.pool.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
@@ -341,7 +341,7 @@ func (a *api) count(t *testing.T, query string, args ...any) int {
 
 // redisKeys returns the boundary keys of merchant in the api's Redis
 // database.
-func (a *api) redisKeys(t *testing.T, merchant string) []string {
+func (a *api) redisKeys(t testing.TB, merchant string) []string {
 	t.Helper()
 	keys, err := a.rdb.Keys(context.Background(), "idem:v1:{"+merchant+":*").Result()
 	if err != nil {

@@ -19,8 +19,13 @@ import (
 // The defaults are in load, and docs/configuration.md lists every variable
 // with its default (TestConfigurationDoc keeps the two alike).
 type config struct {
-	ListenAddr  string // PSP_LISTEN_ADDR: charges and admin
-	OpsAddr     string // PSP_OPS_ADDR: /livez, /readyz, /metrics
+	ListenAddr string // PSP_LISTEN_ADDR: charges
+	OpsAddr    string // PSP_OPS_ADDR: /livez, /readyz, /metrics
+	// AdminAddr is the admin listener (PSP_ADMIN_ADDR; "" serves no admin
+	// API), AdminToken its bearer token (PSP_ADMIN_TOKEN, required with
+	// AdminAddr, never logged).
+	AdminAddr   string
+	AdminToken  string
 	DatabaseURL string // PSP_DATABASE_URL, required
 	// PG is the session timeouts of the database pool (PSP_PG_STATEMENT_TIMEOUT,
 	// PSP_PG_LOCK_TIMEOUT, PSP_PG_IDLE_IN_TRANSACTION_TIMEOUT; pgpool.Defaults).
@@ -30,6 +35,9 @@ type config struct {
 	MigrateOnStart bool          // PSP_MIGRATE_ON_START
 	LogLevel       slog.Level    // LOG_LEVEL: debug, info, warn, error
 }
+
+// minAdminToken is the shortest PSP_ADMIN_TOKEN accepted.
+const minAdminToken = 16
 
 // knobEnv names the variable behind a fault knob's JSON name, for error messages.
 func knobEnv(knob string) string {
@@ -61,6 +69,8 @@ func load(p *envconf.Parser, now time.Time) config {
 	c := config{
 		ListenAddr:     p.String("PSP_LISTEN_ADDR", "127.0.0.1:8090"),
 		OpsAddr:        p.String("PSP_OPS_ADDR", "127.0.0.1:8091"),
+		AdminAddr:      p.String("PSP_ADMIN_ADDR", ""),
+		AdminToken:     p.String("PSP_ADMIN_TOKEN", ""),
 		DatabaseURL:    p.Required("PSP_DATABASE_URL"),
 		PG:             pgpool.Read(p, "PSP_"),
 		ShutdownGrace:  p.Duration("PSP_SHUTDOWN_GRACE", 10*time.Second),
@@ -91,6 +101,17 @@ func load(p *envconf.Parser, now time.Time) config {
 		p.Fail("PSP_OPS_ADDR", "must not be empty")
 	} else if c.OpsAddr == c.ListenAddr && !strings.HasSuffix(c.OpsAddr, ":0") {
 		p.Fail("PSP_OPS_ADDR", "must differ from PSP_LISTEN_ADDR: the ops endpoints never share the charges port")
+	}
+	switch {
+	case c.AdminAddr == "" && c.AdminToken != "":
+		p.Fail("PSP_ADMIN_TOKEN", "is set but PSP_ADMIN_ADDR is not: set both to serve the admin API")
+	case c.AdminAddr == "":
+	case (c.AdminAddr == c.ListenAddr || c.AdminAddr == c.OpsAddr) && !strings.HasSuffix(c.AdminAddr, ":0"):
+		p.Fail("PSP_ADMIN_ADDR", "must differ from PSP_LISTEN_ADDR and PSP_OPS_ADDR: the admin API has a listener of its own")
+	case c.AdminToken == "":
+		p.Fail("PSP_ADMIN_TOKEN", "is required with PSP_ADMIN_ADDR (there is no default token)")
+	case len(c.AdminToken) < minAdminToken:
+		p.Fail("PSP_ADMIN_TOKEN", fmt.Sprintf("must be at least %d characters (e.g. openssl rand -hex 32)", minAdminToken))
 	}
 	if c.ShutdownGrace <= 0 {
 		p.Fail("PSP_SHUTDOWN_GRACE", "must be positive")

@@ -42,6 +42,7 @@ func TestLoadConfig(t *testing.T) {
 			name: "everything set",
 			vars: map[string]string{
 				"PSP_LISTEN_ADDR": ":9000", "PSP_OPS_ADDR": ":9001", "PSP_DATABASE_URL": "postgres://db/psp",
+				"PSP_ADMIN_ADDR": ":9002", "PSP_ADMIN_TOKEN": "0123456789abcdef",
 				"PSP_LATENCY": "1s", "PSP_LATENCY_JITTER": "0", "PSP_FAIL_BEFORE_RATE": "0.1",
 				"PSP_FAIL_AFTER_RATE": "0.2", "PSP_ERROR_RATE": "1", "PSP_IDEMPOTENCY": "false",
 				"PSP_SEED": "-3", "PSP_SHUTDOWN_GRACE": "2s", "PSP_MIGRATE_ON_START": "0", "LOG_LEVEL": "debug",
@@ -50,6 +51,8 @@ func TestLoadConfig(t *testing.T) {
 			want: config{
 				ListenAddr:  ":9000",
 				OpsAddr:     ":9001",
+				AdminAddr:   ":9002",
+				AdminToken:  "0123456789abcdef",
 				DatabaseURL: "postgres://db/psp",
 				PG:          pgpool.Timeouts{Statement: time.Second, IdleInTransaction: 5 * time.Second},
 				Knobs: faults.Knobs{LatencyMS: 1000, LatencyJitterMS: 0, FailBeforeRate: 0.1, FailAfterRate: 0.2,
@@ -110,5 +113,38 @@ func TestLoadConfigHidesTheDatabasePassword(t *testing.T) {
 	_, err := loadConfig(env(map[string]string{"PSP_DATABASE_URL": "postgres://u:s3cret@db:notaport/x"}), time.Now())
 	if err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("err = %v, want an error without the password", err)
+	}
+}
+
+func TestLoadConfigAdminListenerNeedsAToken(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		vars map[string]string
+		want string // "" when the configuration is valid
+	}{
+		{"off", nil, ""},
+		{"on with a token", map[string]string{"PSP_ADMIN_ADDR": ":9002", "PSP_ADMIN_TOKEN": "0123456789abcdef"}, ""},
+		{"on without a token", map[string]string{"PSP_ADMIN_ADDR": ":9002"}, "PSP_ADMIN_TOKEN is required"},
+		{"a short token", map[string]string{"PSP_ADMIN_ADDR": ":9002", "PSP_ADMIN_TOKEN": "secret"}, "PSP_ADMIN_TOKEN must be at least 16"},
+		{"a token without a listener", map[string]string{"PSP_ADMIN_TOKEN": "0123456789abcdef"}, "PSP_ADMIN_TOKEN is set but PSP_ADMIN_ADDR is not"},
+		{"on the charges port", map[string]string{"PSP_ADMIN_ADDR": "127.0.0.1:8090", "PSP_ADMIN_TOKEN": "0123456789abcdef"}, "PSP_ADMIN_ADDR must differ"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			vars := map[string]string{"PSP_DATABASE_URL": "postgres://db/psp"}
+			for k, v := range tt.vars {
+				vars[k] = v
+			}
+			_, err := loadConfig(env(vars), time.Now())
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("err = %v, want none", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("err = %v, want %q", err, tt.want)
+			case err != nil && strings.Contains(err.Error(), "0123456789abcdef"):
+				t.Errorf("err = %v: it shows the token", err)
+			}
+		})
 	}
 }

@@ -80,8 +80,9 @@ func migrate(ctx context.Context, databaseURL string, log *slog.Logger) error {
 	return err
 }
 
-// serve runs the charges and admin server on cfg.ListenAddr and the ops
-// server on cfg.OpsAddr until ctx ends.
+// serve runs the charges server on cfg.ListenAddr, the ops server on
+// cfg.OpsAddr and, when cfg.AdminAddr is set, the admin server there, until
+// ctx ends.
 func serve(ctx context.Context, cfg config, log *slog.Logger, pool *pgxpool.Pool) error {
 	inj, err := faults.New(cfg.Knobs)
 	if err != nil {
@@ -94,12 +95,13 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, pool *pgxpool.Pool
 		return err
 	}
 	var draining atomic.Bool
-	srv := httpserver.New(httpapi.NewServer(httpapi.Deps{
+	deps := httpapi.Deps{
 		Logger:  log,
 		Store:   ledger.New(pool),
 		Faults:  inj,
 		Metrics: metrics,
-	}), log)
+	}
+	srv := httpserver.New(httpapi.NewServer(deps), log)
 	opsSrv := httpserver.New(ops.NewHandler(ops.Deps{
 		Log:      log.With("component", "ops"),
 		Checks:   []ops.Check{{Name: "postgres", Required: true, Fn: pool.Ping}},
@@ -117,8 +119,21 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, pool *pgxpool.Pool
 		return fmt.Errorf("listen (ops): %w", err)
 	}
 	defer opsSrv.Close()
-	log.Info("listening", "addr", ln.Addr().String(), "ops_addr", opsLn.Addr().String(), "knobs", cfg.Knobs)
-	served := make(chan error, 2)
+	served := make(chan error, 3)
+	adminAddr := ""
+	if cfg.AdminAddr != "" {
+		adminLn, err := net.Listen("tcp", cfg.AdminAddr)
+		if err != nil {
+			_ = ln.Close()
+			_ = opsLn.Close()
+			return fmt.Errorf("listen (admin): %w", err)
+		}
+		adminSrv := httpserver.New(httpapi.NewAdminServer(deps, cfg.AdminToken), log)
+		defer adminSrv.Close()
+		adminAddr = adminLn.Addr().String()
+		go func() { served <- adminSrv.Serve(adminLn) }()
+	}
+	log.Info("listening", "addr", ln.Addr().String(), "ops_addr", opsLn.Addr().String(), "admin_addr", adminAddr, "knobs", cfg.Knobs)
 	go func() { served <- srv.Serve(ln) }()
 	go func() { served <- opsSrv.Serve(opsLn) }()
 

@@ -21,10 +21,10 @@ import (
 type logSink struct {
 	mu    sync.Mutex
 	buf   bytes.Buffer
-	addrs chan [2]string // the charges and the ops address
+	addrs chan [3]string // the charges, the ops and the admin address
 }
 
-func newLogSink() *logSink { return &logSink{addrs: make(chan [2]string, 1)} }
+func newLogSink() *logSink { return &logSink{addrs: make(chan [3]string, 1)} }
 
 func (l *logSink) Write(p []byte) (int, error) {
 	l.mu.Lock()
@@ -32,9 +32,10 @@ func (l *logSink) Write(p []byte) (int, error) {
 	var rec struct {
 		Msg, Addr string
 		OpsAddr   string `json:"ops_addr"`
+		AdminAddr string `json:"admin_addr"`
 	}
 	if json.Unmarshal(p, &rec) == nil && rec.Msg == "listening" {
-		l.addrs <- [2]string{rec.Addr, rec.OpsAddr}
+		l.addrs <- [3]string{rec.Addr, rec.OpsAddr, rec.AdminAddr}
 	}
 	return l.buf.Write(p)
 }
@@ -45,11 +46,14 @@ func (l *logSink) String() string {
 	return l.buf.String()
 }
 
+// urls are the base URLs of a running psp's listeners.
+type urls struct{ base, ops, admin string }
+
 // startRun runs the program with vars until the test ends, and returns its
-// base URL and its ops base URL once /readyz answers 200, and a channel
-// with run's result.
-func startRun(t *testing.T, ctx context.Context, vars map[string]string) (base, opsBase string, _ <-chan error) {
+// base URLs once /readyz answers 200, and a channel with run's result.
+func startRun(t *testing.T, ctx context.Context, vars map[string]string) (urls, <-chan error) {
 	t.Helper()
+	var u urls
 	logs := newLogSink()
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"psp"}, env(vars), logs, logs) }()
@@ -61,7 +65,7 @@ func startRun(t *testing.T, ctx context.Context, vars map[string]string) (base, 
 
 	select {
 	case addrs := <-logs.addrs:
-		base, opsBase = "http://"+addrs[0], "http://"+addrs[1]
+		u = urls{base: "http://" + addrs[0], ops: "http://" + addrs[1], admin: "http://" + addrs[2]}
 	case err := <-done:
 		t.Fatalf("run returned before listening: %v", err)
 	case <-time.After(20 * time.Second):
@@ -69,11 +73,11 @@ func startRun(t *testing.T, ctx context.Context, vars map[string]string) (base, 
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		resp, err := http.Get(opsBase + "/readyz")
+		resp, err := http.Get(u.ops + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return base, opsBase, done
+				return u, done
 			}
 		}
 		if time.Now().After(deadline) {
@@ -83,11 +87,15 @@ func startRun(t *testing.T, ctx context.Context, vars map[string]string) (base, 
 	}
 }
 
+const testAdminToken = "test-admin-token-0123456789"
+
 func baseVars(t *testing.T) map[string]string {
 	t.Helper()
 	return map[string]string{
 		"PSP_LISTEN_ADDR":  "127.0.0.1:0",
 		"PSP_OPS_ADDR":     "127.0.0.1:0",
+		"PSP_ADMIN_ADDR":   "127.0.0.1:0",
+		"PSP_ADMIN_TOKEN":  testAdminToken,
 		"PSP_DATABASE_URL": testenv.NewDatabase(t),
 		"PSP_LATENCY":      "0s",
 		"PSP_SEED":         "1",
@@ -112,18 +120,25 @@ func wantStopped(t *testing.T, done <-chan error) {
 func TestRunServesUntilCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	base, opsBase, done := startRun(t, ctx, baseVars(t))
+	u, done := startRun(t, ctx, baseVars(t))
 
-	c := pspclient.New(base, nil)
+	c := pspclient.New(u.base, nil)
 	ch, err := c.Charge(ctx, "run-key", pspclient.ChargeRequest{Amount: 10, Currency: "EUR", CustomerID: "c", Reference: "pay_run"})
 	if err != nil || ch.Status != pspclient.StatusSucceeded {
 		t.Fatalf("charge = %+v, %v", ch, err)
 	}
-	cfg, err := c.Config(ctx)
+	cfg, err := pspclient.NewAdmin(u.admin, testAdminToken, nil).Config(ctx)
 	if err != nil || cfg.Seed != 1 || cfg.LatencyMS != 0 || !cfg.Idempotency {
 		t.Errorf("config = %+v, %v; want the env's seed 1, latency 0, idempotency on", cfg, err)
 	}
-	resp, err := http.Get(opsBase + "/metrics")
+	var perr *pspclient.Error
+	if _, err := c.Config(ctx); !errors.As(err, &perr) || perr.StatusCode != http.StatusNotFound {
+		t.Errorf("config on the charges port: %v, want 404", err)
+	}
+	if _, err := pspclient.NewAdmin(u.admin, "not-"+testAdminToken, nil).Config(ctx); !errors.As(err, &perr) || perr.StatusCode != http.StatusUnauthorized {
+		t.Errorf("config with a wrong token: %v, want 401", err)
+	}
+	resp, err := http.Get(u.ops + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +159,7 @@ func TestRunDrainsOnSIGTERM(t *testing.T) {
 	vars := baseVars(t)
 	vars["PSP_LATENCY"] = "600ms"
 	vars["PSP_LATENCY_JITTER"] = "0s"
-	base, opsBase, done := startRun(t, t.Context(), vars)
+	u, done := startRun(t, t.Context(), vars)
 
 	type result struct {
 		ch  pspclient.Charge
@@ -152,7 +167,7 @@ func TestRunDrainsOnSIGTERM(t *testing.T) {
 	}
 	inflight := make(chan result, 1)
 	go func() {
-		ch, err := pspclient.New(base, nil).Charge(context.Background(), "drain-key",
+		ch, err := pspclient.New(u.base, nil).Charge(context.Background(), "drain-key",
 			pspclient.ChargeRequest{Amount: 10, Currency: "EUR", CustomerID: "c", Reference: "pay_drain"})
 		inflight <- result{ch, err}
 	}()
@@ -166,7 +181,7 @@ func TestRunDrainsOnSIGTERM(t *testing.T) {
 		t.Errorf("in-flight charge during shutdown = %+v, %v; want it answered", r.ch, r.err)
 	}
 	wantStopped(t, done)
-	if _, err := http.Get(opsBase + "/livez"); err == nil {
+	if _, err := http.Get(u.ops + "/livez"); err == nil {
 		t.Error("still serving after run returned")
 	}
 }

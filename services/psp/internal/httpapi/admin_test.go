@@ -17,13 +17,13 @@ func TestAdminConfig(t *testing.T) {
 	t.Parallel()
 	s := psptest.Start(t, faults.Knobs{LatencyMS: 20, LatencyJitterMS: 10, Idempotency: true, Seed: 9})
 
-	got := decodeJSON[faults.Knobs](t, send(t, http.MethodGet, s.URL+"/admin/config", nil, ""))
+	got := decodeJSON[faults.Knobs](t, sendAdmin(t, s, http.MethodGet, "/admin/config", nil, ""))
 	want := faults.Knobs{LatencyMS: 20, LatencyJitterMS: 10, Idempotency: true, Seed: 9}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("GET (-want +got):\n%s", diff)
 	}
 
-	a := send(t, http.MethodPut, s.URL+"/admin/config", jsonHeader, `{"fail_after_rate":0.25,"idempotency":false,"latency_ms":0}`)
+	a := sendAdmin(t, s, http.MethodPut, "/admin/config", jsonHeader, `{"fail_after_rate":0.25,"idempotency":false,"latency_ms":0}`)
 	if a.Status != http.StatusOK {
 		t.Fatalf("PUT: %d %s", a.Status, a.Body)
 	}
@@ -56,7 +56,7 @@ func TestAdminConfigRejectsBadInputListingEveryProblem(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := wantProblem(t, send(t, http.MethodPut, s.URL+"/admin/config", jsonHeader, tt.body), http.StatusBadRequest)
+			p := wantProblem(t, sendAdmin(t, s, http.MethodPut, "/admin/config", jsonHeader, tt.body), http.StatusBadRequest)
 			var fields []string
 			for _, e := range p.Errors {
 				fields = append(fields, e.Field)
@@ -109,7 +109,7 @@ func TestLedgerSummaryAndReset(t *testing.T) {
 		t.Errorf("summary = %+v", sum)
 	}
 
-	if a := send(t, http.MethodDelete, s.URL+"/admin/ledger", nil, ""); a.Status != http.StatusNoContent {
+	if a := sendAdmin(t, s, http.MethodDelete, "/admin/ledger", nil, ""); a.Status != http.StatusNoContent {
 		t.Fatalf("DELETE: %d %s", a.Status, a.Body)
 	}
 	if sum := readSummary(t, s); sum.Calls != 0 || sum.Charges != 0 {

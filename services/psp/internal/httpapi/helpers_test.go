@@ -73,6 +73,17 @@ func send(t *testing.T, method, url string, header http.Header, body string) ans
 	return a
 }
 
+// sendAdmin sends a request to path on s's admin listener, with its token.
+func sendAdmin(t *testing.T, s *psptest.Server, method, path string, header http.Header, body string) answer {
+	t.Helper()
+	h := header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	h.Set("Authorization", "Bearer "+s.AdminToken)
+	return send(t, method, s.AdminURL+path, h, body)
+}
+
 // postCharge posts body to /v1/charges with the key as Idempotency-Key.
 func postCharge(t *testing.T, s *psptest.Server, key, body string) answer {
 	t.Helper()
@@ -114,11 +125,11 @@ func wantProblem(t *testing.T, a answer, status int) problemBody {
 
 func readLedger(t *testing.T, s *psptest.Server, reference string) ledger.Ledger {
 	t.Helper()
-	url := s.URL + "/admin/ledger"
+	path := "/admin/ledger"
 	if reference != "" {
-		url += "?reference=" + reference
+		path += "?reference=" + reference
 	}
-	a := send(t, http.MethodGet, url, nil, "")
+	a := sendAdmin(t, s, http.MethodGet, path, nil, "")
 	if a.Status != http.StatusOK {
 		t.Fatalf("GET /admin/ledger = %d %s", a.Status, a.Body)
 	}
@@ -127,7 +138,7 @@ func readLedger(t *testing.T, s *psptest.Server, reference string) ledger.Ledger
 
 func readSummary(t *testing.T, s *psptest.Server) ledger.Summary {
 	t.Helper()
-	a := send(t, http.MethodGet, s.URL+"/admin/ledger/summary", nil, "")
+	a := sendAdmin(t, s, http.MethodGet, "/admin/ledger/summary", nil, "")
 	if a.Status != http.StatusOK {
 		t.Fatalf("GET /admin/ledger/summary = %d %s", a.Status, a.Body)
 	}

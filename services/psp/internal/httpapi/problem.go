@@ -75,6 +75,11 @@ func noSuchKey() *problem {
 		Detail: "nothing was charged or declined under this Idempotency-Key"}
 }
 
+func unauthorized() *problem {
+	return &problem{Type: problemBase + "unauthorized", Title: "Unauthorized", Status: http.StatusUnauthorized,
+		Detail: "the admin endpoints need Authorization: Bearer <PSP_ADMIN_TOKEN>"}
+}
+
 func notFound() *problem {
 	return &problem{Type: "about:blank", Title: "Not Found", Status: http.StatusNotFound}
 }

@@ -1,10 +1,12 @@
-// Package psptest starts a real psp for tests: the HTTP handler on an
-// httptest server, backed by a fresh Postgres database of its own from the
+// Package psptest starts a real psp for tests: the charges and the admin
+// handlers on httptest servers of their own (the admin one with a random
+// token), backed by a fresh Postgres database of its own from the
 // harness (internal/testenv), migrated, and torn down at cleanup.
 package psptest
 
 import (
 	"context"
+	"crypto/rand"
 	"log/slog"
 	"net/http/httptest"
 	"sync/atomic"
@@ -23,12 +25,14 @@ import (
 
 // Server is a running psp.
 type Server struct {
-	URL      string           // base URL, e.g. http://127.0.0.1:41234
-	OpsURL   string           // the ops listener's base URL (/livez, /readyz, /metrics)
-	Pool     *pgxpool.Pool    // the psp's database, for direct checks
-	Faults   *faults.Injector // the knobs, to change them without HTTP
-	Registry *prometheus.Registry
-	Draining atomic.Bool // set it to make /readyz answer 503
+	URL        string           // base URL, e.g. http://127.0.0.1:41234 (charges)
+	AdminURL   string           // the admin listener's base URL (/admin/*)
+	AdminToken string           // the bearer token the admin listener wants
+	OpsURL     string           // the ops listener's base URL (/livez, /readyz, /metrics)
+	Pool       *pgxpool.Pool    // the psp's database, for direct checks
+	Faults     *faults.Injector // the knobs, to change them without HTTP
+	Registry   *prometheus.Registry
+	Draining   atomic.Bool // set it to make /readyz answer 503
 }
 
 // Knobs are quiet test defaults: no latency, no faults, idempotency on, seed 1.
@@ -69,6 +73,15 @@ func Start(t testing.TB, k faults.Knobs) *Server {
 	}))
 	t.Cleanup(hs.Close)
 	s.URL = hs.URL
+	s.AdminToken = rand.Text()
+	adminHS := httptest.NewServer(httpapi.NewAdminServer(httpapi.Deps{
+		Logger:  log,
+		Store:   ledger.New(pool),
+		Faults:  inj,
+		Metrics: m,
+	}, s.AdminToken))
+	t.Cleanup(adminHS.Close)
+	s.AdminURL = adminHS.URL
 	opsHS := httptest.NewServer(ops.NewHandler(ops.Deps{
 		Log:      log,
 		Checks:   []ops.Check{{Name: "postgres", Required: true, Fn: pool.Ping}},
