@@ -42,7 +42,7 @@ help: ## list the targets
 	@awk 'BEGIN { FS = ":.*## " } /^[a-zA-Z0-9_-]+:.*## / { printf "  %-16s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
 .PHONY: test
-test: lint tools ## lint, install the pinned helm and promtool, then run every module's tests and a bounded fuzz run against real Redis/Postgres/RabbitMQ (started and stopped by scripts/harness)
+test: lint tools k6 ## lint, install the pinned tools (helm, promtool, toxiproxy, k6), then run every module's tests and a bounded fuzz run against real Redis/Postgres/RabbitMQ (started and stopped by scripts/harness)
 	$(HARNESS) run -- $(MAKE) test-go fuzz-go
 
 .PHONY: test-go
