@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -105,10 +106,10 @@ func (s *logSink) Write(p []byte) (int, error) {
 			OpsAddr   string `json:"ops_addr"`
 			AdminAddr string `json:"admin_addr"`
 		}
-		if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "listening" && l.Addr != "" {
+		if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "listening" && l.OpsAddr != "" {
 			s.ops, s.admin = l.OpsAddr, l.AdminAddr
 			select {
-			case s.addr <- l.Addr:
+			case s.addr <- cmp.Or(l.Addr, l.OpsAddr): // the worker has only its ops listener
 			default:
 			}
 		}
@@ -172,7 +173,7 @@ type process struct {
 	cmd   *exec.Cmd
 	logs  *logSink
 	addr  string
-	ops   string // the ops listener's address (api, psp); "" for the worker, whose addr is its ops listener
+	ops   string // the ops listener's address; the worker's addr too (it has no other listener)
 	admin string // the psp's admin listener's address; "" for the others
 	done  chan error
 }
