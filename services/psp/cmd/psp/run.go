@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -18,7 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/oncepay/oncepay/pkg/service/httpserver"
+	"github.com/oncepay/oncepay/pkg/service"
 	"github.com/oncepay/oncepay/pkg/service/ops"
 	"github.com/oncepay/oncepay/pkg/service/pgpool"
 	"github.com/oncepay/oncepay/services/psp/internal/faults"
@@ -60,12 +57,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if cmd == "migrate" {
 		return nil
 	}
-	pool, err := pgpool.New(ctx, cfg.DatabaseURL, cfg.PG)
-	if err != nil {
-		return fmt.Errorf("postgres pool: %w", err)
-	}
-	defer pool.Close()
-	return serve(ctx, cfg, log, pool)
+	return serve(ctx, cfg, log)
 }
 
 // migrate applies the migrations on a pool of its own, without the serving
@@ -80,10 +72,11 @@ func migrate(ctx context.Context, databaseURL string, log *slog.Logger) error {
 	return err
 }
 
-// serve runs the charges server on cfg.ListenAddr, the ops server on
-// cfg.OpsAddr and, when cfg.AdminAddr is set, the admin server there, until
-// ctx ends.
-func serve(ctx context.Context, cfg config, log *slog.Logger, pool *pgxpool.Pool) error {
+// serve runs the charges listener on cfg.ListenAddr, the ops listener on
+// cfg.OpsAddr and, when cfg.AdminAddr is set, the admin listener there as a
+// service.Service, until ctx ends; in-flight requests drain within
+// PSP_SHUTDOWN_GRACE.
+func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	inj, err := faults.New(cfg.Knobs)
 	if err != nil {
 		return err
@@ -94,65 +87,33 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, pool *pgxpool.Pool
 	if err != nil {
 		return err
 	}
-	var draining atomic.Bool
-	deps := httpapi.Deps{
-		Logger:  log,
-		Store:   ledger.New(pool),
-		Faults:  inj,
-		Metrics: metrics,
-	}
-	srv := httpserver.New(httpapi.NewServer(deps), log)
-	opsSrv := httpserver.New(ops.NewHandler(ops.Deps{
-		Log:      log.With("component", "ops"),
-		Checks:   []ops.Check{{Name: "postgres", Required: true, Fn: pool.Ping}},
-		Gatherer: reg,
-		Draining: draining.Load,
-	}), log)
-
-	ln, err := net.Listen("tcp", cfg.ListenAddr)
+	svc, err := service.New(log, reg, service.Config{OpsAddr: cfg.OpsAddr, ShutdownGrace: cfg.ShutdownGrace})
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+		return err
 	}
-	opsLn, err := net.Listen("tcp", cfg.OpsAddr)
+	defer svc.Close()
+	charges, err := svc.Listen("addr", cfg.ListenAddr)
 	if err != nil {
-		_ = ln.Close()
-		return fmt.Errorf("listen (ops): %w", err)
+		return err
 	}
-	defer opsSrv.Close()
-	served := make(chan error, 3)
-	adminAddr := ""
+	var admin *http.Server
 	if cfg.AdminAddr != "" {
-		adminLn, err := net.Listen("tcp", cfg.AdminAddr)
-		if err != nil {
-			_ = ln.Close()
-			_ = opsLn.Close()
-			return fmt.Errorf("listen (admin): %w", err)
+		if admin, err = svc.Listen("admin_addr", cfg.AdminAddr); err != nil {
+			return err
 		}
-		adminSrv := httpserver.New(httpapi.NewAdminServer(deps, cfg.AdminToken), log)
-		defer adminSrv.Close()
-		adminAddr = adminLn.Addr().String()
-		go func() { served <- adminSrv.Serve(adminLn) }()
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "ops_addr", opsLn.Addr().String(), "admin_addr", adminAddr, "knobs", cfg.Knobs)
-	go func() { served <- srv.Serve(ln) }()
-	go func() { served <- opsSrv.Serve(opsLn) }()
+	pool, err := pgpool.New(ctx, cfg.DatabaseURL, cfg.PG)
+	if err != nil {
+		return fmt.Errorf("postgres pool: %w", err)
+	}
+	svc.OnStop("postgres", func(context.Context) error { pool.Close(); return nil })
+	svc.Check(ops.Check{Name: "postgres", Required: true, Fn: pool.Ping})
 
-	select {
-	case err := <-served:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
+	deps := httpapi.Deps{Logger: log, Store: ledger.New(pool), Faults: inj, Metrics: metrics}
+	charges.Handler = httpapi.NewServer(deps)
+	if admin != nil {
+		admin.Handler = httpapi.NewAdminServer(deps, cfg.AdminToken)
 	}
-	draining.Store(true)
-	log.Info("shutting down", "grace", cfg.ShutdownGrace.String())
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		_ = srv.Close()
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serve: %w", err)
-	}
-	log.Info("stopped")
-	return nil
+	log.Info("knobs", "knobs", cfg.Knobs)
+	return svc.Run(ctx)
 }
