@@ -12,7 +12,6 @@ import (
 	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/pkg/service"
 	"github.com/oncepay/oncepay/pkg/service/ops"
-	"github.com/oncepay/oncepay/pkg/service/pgpool"
 	"github.com/oncepay/oncepay/services/api/internal/auth"
 	"github.com/oncepay/oncepay/services/api/internal/config"
 	"github.com/oncepay/oncepay/services/api/internal/httpapi"
@@ -61,12 +60,10 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 			return err
 		}
 	}
-	pool, err := pgpool.New(ctx, cfg.DatabaseURL, cfg.PG)
+	pool, err := svc.Postgres(ctx, cfg.DatabaseURL, cfg.PG)
 	if err != nil {
-		return fmt.Errorf("postgres pool: %w", err)
+		return err
 	}
-	svc.OnStop("postgres", func(context.Context) error { pool.Close(); return nil })
-	svc.Check(ops.Check{Name: "postgres", Required: true, Fn: pool.Ping})
 
 	rdb := redis.NewClient(redisOpt)
 	svc.OnStop("redis", func(context.Context) error { return rdb.Close() })

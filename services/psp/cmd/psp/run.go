@@ -16,8 +16,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/oncepay/oncepay/pkg/service"
-	"github.com/oncepay/oncepay/pkg/service/ops"
-	"github.com/oncepay/oncepay/pkg/service/pgpool"
 	"github.com/oncepay/oncepay/services/psp/internal/faults"
 	"github.com/oncepay/oncepay/services/psp/internal/httpapi"
 	"github.com/oncepay/oncepay/services/psp/internal/ledger"
@@ -102,12 +100,10 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 			return err
 		}
 	}
-	pool, err := pgpool.New(ctx, cfg.DatabaseURL, cfg.PG)
+	pool, err := svc.Postgres(ctx, cfg.DatabaseURL, cfg.PG)
 	if err != nil {
-		return fmt.Errorf("postgres pool: %w", err)
+		return err
 	}
-	svc.OnStop("postgres", func(context.Context) error { pool.Close(); return nil })
-	svc.Check(ops.Check{Name: "postgres", Required: true, Fn: pool.Ping})
 
 	deps := httpapi.Deps{Logger: log, Store: ledger.New(pool), Faults: inj, Metrics: metrics}
 	charges.Handler = httpapi.NewServer(deps)

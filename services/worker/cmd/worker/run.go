@@ -17,7 +17,6 @@ import (
 	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/pkg/service"
 	"github.com/oncepay/oncepay/pkg/service/ops"
-	"github.com/oncepay/oncepay/pkg/service/pgpool"
 	"github.com/oncepay/oncepay/services/psp/pspclient"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -92,13 +91,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		go warnLoudly(ctx, log, cfg.Strategy, time.Minute)
 	}
 
-	pool, err := pgpool.New(ctx, cfg.DatabaseURL, cfg.PG)
+	pool, err := svc.Postgres(ctx, cfg.DatabaseURL, cfg.PG)
 	if err != nil {
-		return fmt.Errorf("postgres pool: %w", err)
+		return err
 	}
-	svc.OnStop("postgres", func(context.Context) error { pool.Close(); return nil })
 	pays := payments.New(pool)
-	svc.Check(ops.Check{Name: "postgres", Required: true, Fn: pays.Ping})
 
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConnsPerHost = cfg.Concurrency

@@ -97,9 +97,6 @@ func (s *Store) RecordTakeover(ctx context.Context, paymentID string, attempt in
 	return nil
 }
 
-// Ping checks that the database answers.
-func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
-
 func nullable(s string) *string {
 	if s == "" {
 		return nil

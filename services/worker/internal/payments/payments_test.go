@@ -113,7 +113,4 @@ func TestRecordTakeover(t *testing.T) {
 	if id != "pay_3" || attempt != 2 || worker != "worker-b" {
 		t.Errorf("row = %s %d %s", id, attempt, worker)
 	}
-	if err := s.Ping(ctx); err != nil {
-		t.Error(err)
-	}
 }
