@@ -290,3 +290,24 @@ func TestCloseBeforeRun(t *testing.T) {
 		t.Error("New on an address it cannot bind: nil error")
 	}
 }
+
+func TestCommand(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args []string
+		want string // "" for an error
+	}{
+		{[]string{"psp"}, "serve"},
+		{[]string{"psp", "serve"}, "serve"},
+		{[]string{"psp", "migrate"}, "migrate"},
+		{[]string{"psp", "charge-everyone"}, ""},
+		{[]string{"psp", "migrate", "now"}, ""},
+	}
+	for _, tt := range tests {
+		var stderr strings.Builder
+		got, err := Command(tt.args, &stderr, "usage: psp [serve|migrate]", "serve", "migrate")
+		if got != tt.want || (err != nil) != (tt.want == "") || (err != nil) != (stderr.Len() > 0) {
+			t.Errorf("Command(%q) = %q, %v (stderr %q); want %q", tt.args, got, err, stderr.String(), tt.want)
+		}
+	}
+}

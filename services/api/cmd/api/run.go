@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/oncepay/oncepay/pkg/service"
 	"github.com/oncepay/oncepay/services/api/internal/config"
 	"github.com/oncepay/oncepay/services/api/migrations"
 )
@@ -25,13 +26,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	cmd := "serve"
-	if len(args) > 1 {
-		cmd = args[1]
-	}
-	if len(args) > 2 || (cmd != "serve" && cmd != "migrate") {
-		fmt.Fprintln(stderr, usage)
-		return fmt.Errorf("bad arguments %q", args[1:])
+	cmd, err := service.Command(args, stderr, usage, "serve", "migrate")
+	if err != nil {
+		return err
 	}
 	hostname, _ := os.Hostname()
 
@@ -40,18 +37,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if err != nil {
 			return err
 		}
-		return migrate(ctx, cfg.DatabaseURL, newLogger(stdout, cfg.LogLevel, cfg.Instance))
+		return migrate(ctx, cfg.DatabaseURL, service.NewLogger(stdout, cfg.LogLevel, "api", cfg.Instance))
 	}
 	cfg, err := config.LoadServe(getenv, hostname)
 	if err != nil {
 		return err
 	}
-	return serve(ctx, cfg, newLogger(stdout, cfg.LogLevel, cfg.Instance))
-}
-
-func newLogger(w io.Writer, level slog.Level, instance string) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})).
-		With("service", "api", "instance", instance)
+	return serve(ctx, cfg, service.NewLogger(stdout, cfg.LogLevel, "api", cfg.Instance))
 }
 
 // migrate applies the embedded migrations; several replicas may run it at

@@ -18,8 +18,6 @@ import (
 	"github.com/oncepay/oncepay/services/api/internal/metrics"
 	"github.com/oncepay/oncepay/services/api/internal/outbox"
 	"github.com/oncepay/oncepay/services/api/internal/payments"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -32,8 +30,7 @@ import (
 // to start; readiness reports them.
 func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 	log.Info("starting", "config", cfg)
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg := service.NewRegistry()
 	m := metrics.New(reg, cfg.Instance)
 	redisOpt, err := redis.ParseURL(cfg.RedisURL)
 	if err != nil {

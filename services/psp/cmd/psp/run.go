@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/oncepay/oncepay/pkg/service"
 	"github.com/oncepay/oncepay/services/psp/internal/faults"
@@ -33,19 +31,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	cmd := "serve"
-	if len(args) > 1 {
-		cmd = args[1]
-	}
-	if len(args) > 2 || (cmd != "serve" && cmd != "migrate") {
-		fmt.Fprintln(stderr, usage)
-		return fmt.Errorf("bad arguments %q", args[1:])
+	cmd, err := service.Command(args, stderr, usage, "serve", "migrate")
+	if err != nil {
+		return err
 	}
 	cfg, err := loadConfig(getenv, time.Now())
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	log := service.NewLogger(stdout, cfg.LogLevel, "psp", "")
 
 	if cmd == "migrate" || cfg.MigrateOnStart {
 		if err := migrate(ctx, cfg.DatabaseURL, log); err != nil {
@@ -79,8 +73,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg := service.NewRegistry()
 	metrics, err := httpapi.NewMetrics(reg)
 	if err != nil {
 		return err

@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	worker    run until SIGINT or SIGTERM
+//	worker [serve]   run until SIGINT or SIGTERM
 //
 // Configuration is read from the environment; see config.go or docs/worker.md.
 package main

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"os/signal"
@@ -18,8 +17,6 @@ import (
 	"github.com/oncepay/oncepay/pkg/service"
 	"github.com/oncepay/oncepay/pkg/service/ops"
 	"github.com/oncepay/oncepay/services/psp/pspclient"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/oncepay/oncepay/services/worker/internal/broker"
@@ -30,7 +27,7 @@ import (
 	"github.com/oncepay/oncepay/services/worker/internal/reconcile"
 )
 
-const usage = "usage: worker   (configured by the environment, see docs/worker.md)"
+const usage = "usage: worker [serve]   (configured by the environment, see docs/worker.md)"
 
 // run is the whole program. It reads the configuration through getenv,
 // writes JSON logs to stdout and the usage text to stderr, consumes until
@@ -42,20 +39,17 @@ const usage = "usage: worker   (configured by the environment, see docs/worker.m
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if len(args) > 1 {
-		fmt.Fprintln(stderr, usage)
-		return fmt.Errorf("unexpected arguments %q", args[1:])
+	if _, err := service.Command(args, stderr, usage, "serve"); err != nil {
+		return err
 	}
 	host, _ := os.Hostname()
 	cfg, err := loadConfig(getenv, host)
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel})).
-		With("service", "worker", "instance", cfg.Instance)
+	log := service.NewLogger(stdout, cfg.LogLevel, "worker", cfg.Instance)
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg := service.NewRegistry()
 	m, err := metrics.New(reg)
 	if err != nil {
 		return err
