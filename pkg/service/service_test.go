@@ -76,6 +76,17 @@ func start(t *testing.T, ctx context.Context, cfg Config, h http.Handler, setup 
 	return s
 }
 
+// freeAddr returns a local address nothing listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
 func status(url string) int {
 	resp, err := http.Get(url)
 	if err != nil {
@@ -232,15 +243,8 @@ func TestFailureStopsTheService(t *testing.T) {
 // and pprof is on neither unless PprofAddr is set, then on its own.
 func TestOpsApartFromClients(t *testing.T) {
 	t.Parallel()
-	pprofLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pprofAddr := pprofLn.Addr().String()
-	pprofLn.Close()
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	s := start(t, ctx, Config{ShutdownGrace: time.Second, PprofAddr: pprofAddr, PprofEnv: "TEST_PPROF_ADDR"},
+	pprofAddr := freeAddr(t)
+	s := start(t, t.Context(), Config{ShutdownGrace: time.Second, PprofAddr: pprofAddr, PprofEnv: "TEST_PPROF_ADDR"},
 		http.NotFoundHandler(), nil)
 	wait(t, "pprof", func() bool { return status("http://"+pprofAddr+"/debug/pprof/") == http.StatusOK })
 	for _, path := range []string{"/livez", "/readyz", "/metrics", "/debug/pprof/"} {
