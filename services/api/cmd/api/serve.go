@@ -74,7 +74,6 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 	redisOpt.ContextTimeoutEnabled = true
 	rdb := redis.NewClient(redisOpt)
 	idemCfg := idem.Config{Lease: cfg.IdemLease, Retention: cfg.IdemRetention, Timeout: cfg.IdemTimeout, Observe: m.ObserveIdem}
-	boundary := idem.New(rdb, idemCfg)
 	// how full the boundary's Redis is, read at each scrape (alerts warn before it refuses writes)
 	reg.MustRegister(metrics.NewRedisMemory(rdb, time.Second, 10*time.Second))
 
@@ -88,10 +87,8 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 		SweepInterval: cfg.SweepInterval, SweepAge: cfg.SweepAge, SweepLimit: cfg.SweepLimit,
 	})
 
-	var (
-		idempotency = httpapi.IdemBoundary(boundary)
-		pays        = httpapi.PaymentStore(payments.NewStore(pool, box, m))
-	)
+	// oncepay's boundary; the teaching build may swap in a comparison strategy (strategy*.go)
+	boundary, pays, details := boundaryFor(ctx, log, cfg.IdemStrategy, rdb, idemCfg, payments.NewStore(pool, box, m))
 	var draining atomic.Bool
 	opsDeps := ops.Deps{
 		Log: log.With("component", "ops"),
@@ -105,16 +102,12 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 		},
 		Gatherer: reg,
 		Draining: draining.Load,
-	}
-	if !cfg.IdemStrategy.Real() { // a demonstration strategy: see strategy.go
-		idempotency, pays = comparison(cfg.IdemStrategy, idempotency, pays, rdb, idemCfg)
-		opsDeps.Details = map[string]string{"idempotency_strategy": string(cfg.IdemStrategy), "warning": cfg.IdemStrategy.Warning()}
-		go warnLoudly(ctx, log, cfg.IdemStrategy, time.Minute)
+		Details:  details,
 	}
 	srv := httpserver.New(httpapi.NewServer(httpapi.Deps{
 		Logger:      log,
 		Keys:        auth.NewKeyring(cfg.Merchants),
-		Boundary:    idempotency,
+		Boundary:    boundary,
 		Payments:    pays,
 		Metrics:     m,
 		RateLimits:  httpapi.NewRateLimits(slices.Collect(maps.Keys(cfg.Merchants)), cfg.RateLimit, cfg.RateBurst),

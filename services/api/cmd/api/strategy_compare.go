@@ -1,3 +1,5 @@
+//go:build compare
+
 package main
 
 import (
@@ -13,48 +15,48 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// This file is the one place where a comparison strategy (IDEM_STRATEGY,
-// package naive) replaces a part of the api. They exist to show, next to
-// oncepay, how the common approaches fail under the same faults
-// (docs/failure-windows.md, make compare); serve wires oncepay's boundary
-// and calls comparison only when another strategy is configured.
+// This file is the teaching build's wiring (go build -tags compare): the
+// one place where a comparison strategy (IDEM_STRATEGY, package naive)
+// replaces a part of the api. They exist to show, next to oncepay, how the
+// common approaches fail under the same faults (docs/failure-windows.md,
+// make compare). The production build (strategy.go) wires oncepay's
+// boundary only and does not link package naive.
 
-// comparison returns the boundary and payment store of strategy s in place
-// of oncepay's (real, pays):
+// checkStrategy returns an error unless name (IDEM_STRATEGY) names a
+// strategy (naive.ParseStrategy; empty is oncepay).
+func checkStrategy(name string) error {
+	_, err := naive.ParseStrategy(name)
+	return err
+}
+
+// boundaryFor returns the boundary and payment store of strategy name in
+// place of oncepay's (idem.New(rdb, cfg), pays), and the readiness details
+// that announce it; a strategy other than oncepay is also logged at WARN
+// now and every minute until ctx ends. name has passed checkStrategy.
 //
-//	get-then-set, setnx-marker, lock-then-check   that strategy in Redis
-//	off                                           no boundary at all
-//	no-backstop                                   the real boundary; payments without the unique-key backstop
-//	api-only                                      the real boundary (only the worker differs)
-func comparison(s naive.Strategy, real httpapi.Boundary, pays httpapi.PaymentStore, rdb *redis.Client, cfg idem.Config) (httpapi.Boundary, httpapi.PaymentStore) {
-	switch s {
+//	get-then-set, setnx-marker, lock-then-check (+key)   that strategy in Redis
+//	off                                                  no boundary at all
+//	no-backstop                                          the real boundary; payments without the unique-key backstop
+//	api-only                                             the real boundary (only the worker differs)
+func boundaryFor(ctx context.Context, log *slog.Logger, name string, rdb *redis.Client, cfg idem.Config, pays httpapi.PaymentStore) (httpapi.Boundary, httpapi.PaymentStore, map[string]string) {
+	s, _ := naive.ParseStrategy(name)
+	b := naive.Real(idem.New(rdb, cfg))
+	switch s.Pattern() {
+	case naive.StrategyOncepay:
+		return b, pays, nil
 	case naive.StrategyGetThenSet:
-		return naiveBoundary{naive.NewGetThenSet(rdb, cfg)}, pays
+		b = naive.Of(naive.NewGetThenSet(rdb, cfg))
 	case naive.StrategySetNXMarker:
-		return naiveBoundary{naive.NewSetNXMarker(rdb, cfg)}, pays
+		b = naive.Of(naive.NewSetNXMarker(rdb, cfg))
 	case naive.StrategyLockThenCheck:
-		return naiveBoundary{naive.NewLockThenCheck(rdb, cfg, naive.DefaultLock)}, pays
+		b = naive.Of(naive.NewLockThenCheck(rdb, cfg, naive.DefaultLock))
 	case naive.StrategyOff:
-		return naiveBoundary{naive.NewTrusting(cfg)}, pays
+		b = naive.Of(naive.NewTrusting(cfg))
 	case naive.StrategyNoBackstop:
-		return real, noBackstop{pays}
+		pays = noBackstop{pays}
 	}
-	return real, pays
-}
-
-// naiveBoundary adapts a comparison strategy to httpapi.Boundary.
-type naiveBoundary struct {
-	s interface {
-		Begin(ctx context.Context, k idem.Key, stage, fingerprint string) (naive.Claim, error)
-	}
-}
-
-func (b naiveBoundary) Begin(ctx context.Context, k idem.Key, stage, fingerprint string) (httpapi.Claim, error) {
-	c, err := b.s.Begin(ctx, k, stage, fingerprint)
-	if c.Lease == nil {
-		return httpapi.Claim{Outcome: c.Outcome, Result: c.Result}, err
-	}
-	return httpapi.Claim{Outcome: c.Outcome, Lease: c.Lease, Result: c.Result}, err
+	go warnLoudly(ctx, log, s, time.Minute)
+	return b, pays, map[string]string{"idempotency_strategy": string(s), "warning": s.Warning()}
 }
 
 // noBackstop writes payments as a table without the UNIQUE (merchant_id,
