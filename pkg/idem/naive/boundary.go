@@ -2,6 +2,8 @@ package naive
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 
 	"github.com/oncepay/oncepay/pkg/idem"
 )
@@ -17,6 +19,7 @@ type Boundary struct {
 		Begin(ctx context.Context, k idem.Key, stage, fingerprint string) (Claim, error)
 	}
 	unalias bool
+	fresh   bool
 }
 
 // Real returns oncepay's boundary s as a Boundary: every claim, lease and
@@ -30,11 +33,30 @@ func Real(s *idem.Store) *Boundary { return &Boundary{real: s} }
 func Unaliased(s *idem.Store) *Boundary { return &Boundary{real: s, unalias: true} }
 
 // Of returns strategy s (GetThenSet, SetNXMarker, LockThenCheck,
-// Trusting) as a Boundary.
+// Trusting) as a Boundary. With freshPSPKey, PSPKey makes a new key per
+// call, as a worker does when nobody designed key propagation.
 func Of(s interface {
 	Begin(ctx context.Context, k idem.Key, stage, fingerprint string) (Claim, error)
-}) *Boundary {
-	return &Boundary{strategy: s}
+}, freshPSPKey bool) *Boundary {
+	return &Boundary{strategy: s, fresh: freshPSPKey}
+}
+
+// PSPKey returns the Idempotency-Key the worker sends the psp for the
+// payment whose propagated key is key (<merchant_id>:<idempotency_key>):
+// key itself; for Unaliased, the client's key of an alias; for a
+// strategy made with freshPSPKey, key plus ":attempt-<random>", new on
+// every call, which makes the psp's own idempotency useless, so a retry
+// after a lost psp answer charges again.
+func (b *Boundary) PSPKey(key string) string {
+	switch {
+	case b.fresh:
+		var r [8]byte
+		_, _ = rand.Read(r[:]) // crypto/rand.Read never fails (Go 1.24+)
+		return key + ":attempt-" + hex.EncodeToString(r[:])
+	case b.unalias:
+		return NoBackstopKey(key)
+	}
+	return key
 }
 
 // Begin claims stage of k, as idem.Store.Begin does. A claim of the real

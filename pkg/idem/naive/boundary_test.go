@@ -3,6 +3,7 @@ package naive_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,5 +40,26 @@ func TestRealBoundaryIsIdem(t *testing.T) {
 	}
 	if c, err := naive.Real(store).Begin(ctx, k, "charge", "other"); err != nil || c.Outcome != idem.Completed || string(c.Result) != "r" {
 		t.Errorf("Begin with the stored fingerprint = %+v, %v; want the result replayed", c, err)
+	}
+}
+
+// TestPSPKey: the real boundary propagates the key, Unaliased the client's
+// key of an alias, a fresh-key strategy a new key per call.
+func TestPSPKey(t *testing.T) {
+	t.Parallel()
+	store := idem.New(nil, idem.Config{})
+	if got := naive.Real(store).PSPKey("m:k"); got != "m:k" {
+		t.Errorf("Real: %q, want m:k", got)
+	}
+	if got := naive.Unaliased(store).PSPKey("m:" + naive.NoBackstopAlias("k", "pay_0123456789")); got != "m:k" {
+		t.Errorf("Unaliased: %q, want m:k", got)
+	}
+	if got := naive.Of(naive.NewTrusting(idem.Config{}), false).PSPKey("m:k"); got != "m:k" {
+		t.Errorf("Of(_, false): %q, want m:k", got)
+	}
+	fresh := naive.Of(naive.NewTrusting(idem.Config{}), true)
+	a, b := fresh.PSPKey("m:k"), fresh.PSPKey("m:k")
+	if a == b || !strings.HasPrefix(a, "m:k:attempt-") {
+		t.Errorf("Of(_, true): %q then %q, want a new m:k:attempt-<random> each time", a, b)
 	}
 }

@@ -45,13 +45,13 @@ func boundaryFor(ctx context.Context, log *slog.Logger, name string, rdb *redis.
 	case naive.StrategyOncepay:
 		return b, pays, nil
 	case naive.StrategyGetThenSet:
-		b = naive.Of(naive.NewGetThenSet(rdb, cfg))
+		b = naive.Of(naive.NewGetThenSet(rdb, cfg), false)
 	case naive.StrategySetNXMarker:
-		b = naive.Of(naive.NewSetNXMarker(rdb, cfg))
+		b = naive.Of(naive.NewSetNXMarker(rdb, cfg), false)
 	case naive.StrategyLockThenCheck:
-		b = naive.Of(naive.NewLockThenCheck(rdb, cfg, naive.DefaultLock))
+		b = naive.Of(naive.NewLockThenCheck(rdb, cfg, naive.DefaultLock), false)
 	case naive.StrategyOff:
-		b = naive.Of(naive.NewTrusting(cfg))
+		b = naive.Of(naive.NewTrusting(cfg), false)
 	case naive.StrategyNoBackstop:
 		pays = noBackstop{pays}
 	}
