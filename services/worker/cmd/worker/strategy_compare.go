@@ -1,92 +1,64 @@
+//go:build compare
+
 package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"log/slog"
 	"time"
 
 	"github.com/oncepay/oncepay/pkg/idem"
 	"github.com/oncepay/oncepay/pkg/idem/naive"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/oncepay/oncepay/services/worker/internal/charge"
 )
 
-// This file is the one place where a comparison strategy (IDEM_STRATEGY,
-// package naive) replaces a part of the worker. They exist to show, next
-// to oncepay, how the common approaches fail under the same faults
-// (docs/failure-windows.md, make compare); run wires oncepay's boundary and
-// calls comparison only when another strategy is configured.
+// This file is the teaching build's wiring (go build -tags compare): the
+// one place where a comparison strategy (IDEM_STRATEGY, package naive)
+// replaces a part of the worker. They exist to show, next to oncepay, how
+// the common approaches fail under the same faults
+// (docs/failure-windows.md, make compare). The production build
+// (strategy.go) wires oncepay's boundary only and does not link package
+// naive.
 
-// comparison returns the charge stage's boundary and the psp key function
-// of strategy s in place of oncepay's (real, and the propagated key):
+// checkStrategy returns an error unless name (IDEM_STRATEGY) names a
+// strategy (naive.ParseStrategy; empty is oncepay).
+func checkStrategy(name string) error {
+	_, err := naive.ParseStrategy(name)
+	return err
+}
+
+// boundaryFor returns the charge stage's boundary of strategy name, with
+// its psp key (naive.Boundary.PSPKey), in place of oncepay's
+// (idem.New(rdb, cfg), the propagated key), and the readiness details that
+// announce it; a strategy other than oncepay is also logged at WARN now
+// and every minute until ctx ends. name has passed checkStrategy.
 //
 //	get-then-set, setnx-marker, lock-then-check   that strategy in Redis; a fresh psp key per attempt
+//	the same with +key                            that strategy in Redis; the propagated psp key
 //	api-only                                      no boundary, every delivery trusted; a fresh psp key per attempt
 //	off                                           no boundary; the propagated psp key
 //	no-backstop                                   the real boundary and key, under the client's key
 //	                                              (a second payment the api stored under an alias
 //	                                              is claimed and charged as the key it duplicates)
-//
-// A fresh key per attempt is what a worker does when nobody designed key
-// propagation: it makes the psp's own idempotency useless, so a retry after
-// a lost psp answer charges again.
-func comparison(s naive.Strategy, real charge.Boundary, rdb *redis.Client, cfg idem.Config) (charge.Boundary, func(charge.Initiated) string) {
-	switch s {
+func boundaryFor(ctx context.Context, log *slog.Logger, name string, rdb *redis.Client, cfg idem.Config) (*naive.Boundary, map[string]string) {
+	s, _ := naive.ParseStrategy(name)
+	var b *naive.Boundary
+	switch s.Pattern() {
+	case naive.StrategyOncepay:
+		return naive.Real(idem.New(rdb, cfg)), nil
 	case naive.StrategyGetThenSet:
-		return naiveBoundary{naive.NewGetThenSet(rdb, cfg)}, freshPSPKey
+		b = naive.Of(naive.NewGetThenSet(rdb, cfg), s.FreshPSPKey())
 	case naive.StrategySetNXMarker:
-		return naiveBoundary{naive.NewSetNXMarker(rdb, cfg)}, freshPSPKey
+		b = naive.Of(naive.NewSetNXMarker(rdb, cfg), s.FreshPSPKey())
 	case naive.StrategyLockThenCheck:
-		return naiveBoundary{naive.NewLockThenCheck(rdb, cfg, naive.DefaultLock)}, freshPSPKey
-	case naive.StrategyAPIOnly:
-		return naiveBoundary{naive.NewTrusting(cfg)}, freshPSPKey
-	case naive.StrategyOff:
-		return naiveBoundary{naive.NewTrusting(cfg)}, charge.PSPKey
+		b = naive.Of(naive.NewLockThenCheck(rdb, cfg, naive.DefaultLock), s.FreshPSPKey())
+	case naive.StrategyAPIOnly, naive.StrategyOff:
+		b = naive.Of(naive.NewTrusting(cfg), s.FreshPSPKey())
 	case naive.StrategyNoBackstop:
-		return unaliased{real}, func(m charge.Initiated) string {
-			return m.MerchantID + ":" + naive.NoBackstopKey(m.IdempotencyKey)
-		}
+		b = naive.Unaliased(idem.New(rdb, cfg))
 	}
-	return real, charge.PSPKey
-}
-
-// unaliased claims a payment that no-backstop's api stored under an alias
-// (naive.NoBackstopAlias) under the client's key, where a system without
-// the unique constraint would have it.
-type unaliased struct{ b charge.Boundary }
-
-func (u unaliased) Begin(ctx context.Context, k idem.Key, stage, fingerprint string) (charge.Claim, error) {
-	if key, err := idem.NewKey(k.Merchant(), naive.NoBackstopKey(k.ID())); err == nil {
-		k = key
-	}
-	return u.b.Begin(ctx, k, stage, fingerprint)
-}
-
-// freshPSPKey is a new psp Idempotency-Key for every attempt:
-// <merchant_id>:<idempotency_key>:attempt-<random>.
-func freshPSPKey(m charge.Initiated) string {
-	var b [8]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
-	return charge.PSPKey(m) + ":attempt-" + hex.EncodeToString(b[:])
-}
-
-// naiveBoundary adapts a comparison strategy to charge.Boundary.
-type naiveBoundary struct {
-	s interface {
-		Begin(ctx context.Context, k idem.Key, stage, fingerprint string) (naive.Claim, error)
-	}
-}
-
-func (b naiveBoundary) Begin(ctx context.Context, k idem.Key, stage, fingerprint string) (charge.Claim, error) {
-	c, err := b.s.Begin(ctx, k, stage, fingerprint)
-	out := charge.Claim{Outcome: c.Outcome, Result: c.Result}
-	if c.Lease != nil {
-		out.Lease = c.Lease
-	}
-	return out, err
+	go warnLoudly(ctx, log, s, time.Minute)
+	return b, map[string]string{"idempotency_strategy": string(s), "warning": s.Warning()}
 }
 
 // warnLoudly logs s's warning at WARN now and every interval until ctx
