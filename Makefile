@@ -203,7 +203,10 @@ test-tutorial: k6 ## run every command of docs/tutorial.md in order and check wh
 # psp faults) against oncepay and each comparison strategy, restarting the api
 # and the workers with IDEM_STRATEGY=<strategy> and resetting the state between
 # runs; one table and one chart (docs/compare.md, docs/failure-windows.md).
-COMPARE_STRATEGIES     ?= oncepay,get-then-set,setnx-marker,lock-then-check,api-only,no-backstop
+# A "+key" strategy is its pattern with the propagated psp key; off is no
+# boundary with the propagated key: the rows that separate the two variables.
+# The api and the workers of a comparison strategy are the teaching build.
+COMPARE_STRATEGIES     ?= oncepay,get-then-set,get-then-set+key,setnx-marker,setnx-marker+key,lock-then-check,api-only,no-backstop,off
 COMPARE_DURATION       ?= 60s
 COMPARE_RATE           ?= 30
 COMPARE_DRAIN          ?= 60s
