@@ -42,12 +42,23 @@ help: ## list the targets
 	@awk 'BEGIN { FS = ":.*## " } /^[a-zA-Z0-9_-]+:.*## / { printf "  %-16s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
 .PHONY: test
-test: lint tools k6 ## lint, install the pinned tools (helm, promtool, toxiproxy, k6), then run every module's tests and a bounded fuzz run against real Redis/Postgres/RabbitMQ (started and stopped by scripts/harness)
-	$(HARNESS) run -- $(MAKE) test-go fuzz-go
+test: lint tools k6 ## lint, install the pinned tools (helm, promtool, toxiproxy, k6), then run every module's tests, the teaching build's and a bounded fuzz run against real Redis/Postgres/RabbitMQ (started and stopped by scripts/harness)
+	$(HARNESS) run -- $(MAKE) test-go test-compare fuzz-go
 
 .PHONY: test-go
 test-go: ## go test -race -count=1 -p 1 ./... in every module (needs the services: see make harness-up)
 	$(call in-modules,$(GO) test -race -count=1 -p 1 ./...,test)
+
+# The teaching build (-tags compare) links the comparison strategies into the
+# api and the worker; its tests are the *_compare_test.go files' (make compare).
+COMPARE_TEST_FILES = $(wildcard services/*/cmd/*/*_compare_test.go)
+
+.PHONY: test-compare
+test-compare: ## go test -race -tags compare: the comparison strategies' tests in the api's and the worker's teaching build (needs the services)
+	@tests=$$(grep -ho '^func Test[A-Za-z0-9_]*' $(COMPARE_TEST_FILES) | sed 's/^func //' | paste -sd'|'); \
+	for svc in api worker; do \
+		(cd services/$$svc && $(GO) test -race -count=1 -p 1 -tags compare -run "^($$tests)\$$" ./...) || exit 1; \
+	done
 
 # FUZZTIME bounds the fuzz run of make test; plain go test (test-go) runs
 # only the committed seed corpus (testdata/fuzz).
@@ -75,17 +86,20 @@ lint: ## gofmt check, go vet and the pinned staticcheck in every module, and doc
 docs-check: ## check the docs: Mermaid blocks parse and show their text, links and anchors resolve, README <= 16 KiB, docs pages <= 20 KiB
 	scripts/docscheck/run
 
+# HAS_COMPARE_TAG: does the current module have a file of the teaching build?
+HAS_COMPARE_TAG := grep -rqs --include='*.go' -E '^//go:build .*compare' .
+
 .PHONY: vet
-vet: ## go vet ./... in every module
-	$(call in-modules,$(GO) vet ./...,vet)
+vet: ## go vet ./... in every module, and again with -tags compare where a file has that tag (the teaching build)
+	$(call in-modules,$(GO) vet ./... && { ! $(HAS_COMPARE_TAG) || $(GO) vet -tags compare ./...; },vet)
 
 .PHONY: staticcheck
-staticcheck: ## staticcheck ./... in every module, with the pinned version (installed into bin/ on first use)
+staticcheck: ## staticcheck ./... in every module (and -tags compare, as vet), with the pinned version (installed into bin/ on first use)
 	@[[ -x $(STATICCHECK) && "$$(cat bin/.staticcheck.version 2>/dev/null)" == $(STATICCHECK_VERSION) ]] || { \
 		echo "installing staticcheck $(STATICCHECK_VERSION) into bin/" >&2; \
 		GOBIN=$(CURDIR)/bin GOWORK=off GOFLAGS=-buildvcs=false $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) && \
 		echo $(STATICCHECK_VERSION) >bin/.staticcheck.version; }
-	$(call in-modules,$(STATICCHECK) ./...,staticcheck)
+	$(call in-modules,$(STATICCHECK) ./... && { ! $(HAS_COMPARE_TAG) || $(STATICCHECK) -tags compare ./...; },staticcheck)
 
 .PHONY: fmt
 fmt: ## gofmt -w every module
@@ -189,7 +203,10 @@ test-tutorial: k6 ## run every command of docs/tutorial.md in order and check wh
 # psp faults) against oncepay and each comparison strategy, restarting the api
 # and the workers with IDEM_STRATEGY=<strategy> and resetting the state between
 # runs; one table and one chart (docs/compare.md, docs/failure-windows.md).
-COMPARE_STRATEGIES     ?= oncepay,get-then-set,setnx-marker,lock-then-check,api-only,no-backstop
+# A "+key" strategy is its pattern with the propagated psp key; off is no
+# boundary with the propagated key: the rows that separate the two variables.
+# The api and the workers of a comparison strategy are the teaching build.
+COMPARE_STRATEGIES     ?= oncepay,get-then-set,get-then-set+key,setnx-marker,setnx-marker+key,lock-then-check,api-only,no-backstop,off
 COMPARE_DURATION       ?= 60s
 COMPARE_RATE           ?= 30
 COMPARE_DRAIN          ?= 60s

@@ -87,6 +87,7 @@ func TestVerdictNeverSaysSafe(t *testing.T) {
 	}{
 		{"clean run", report(), "not caught this run"},
 		{"no fault landed", report(verify.KindNothingLanded), "run proved nothing: no fault landed"},
+		{"caught, no fault landed", report(verify.KindNothingLanded, verify.KindDoubleCharge), "CAUGHT: 1 violation(s) (no fault landed)"},
 	}
 	for _, tt := range tests {
 		if got := Summarize("s", tt.r, nil, 0, time.Second).Verdict(); got != tt.want {
@@ -105,10 +106,10 @@ func TestTables(t *testing.T) {
 	if err := WriteMarkdown(&md, rows); err != nil {
 		t.Fatal(err)
 	}
-	want := "| strategy | double charges | payments lost | mismatched replays | stuck records | accepted/s | p99 | histories (7) | verdict |\n" +
-		"|---|---:|---:|---:|---:|---:|---:|---:|---|\n" +
-		"| `oncepay` | 0 | 0 | 0 | 0 | 1.0 | 12ms | - | not caught this run |\n" +
-		"| `api-only` | 1 | 0 | 0 | 0 | 0.0 | 0s | - | CAUGHT: 1 violation(s) |\n"
+	want := "| strategy | boundary | psp key | double charges | payments lost | mismatched replays | stuck records | accepted/s | p99 | histories (7) | verdict |\n" +
+		"|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n" +
+		"| `oncepay` | oncepay | propagated | 0 | 0 | 0 | 0 | 1.0 | 12ms | - | not caught this run |\n" +
+		"| `api-only` | oncepay in the api, none in the worker | fresh per attempt | 1 | 0 | 0 | 0 | 0.0 | 0s | - | CAUGHT: 1 violation(s) |\n"
 	if diff := cmp.Diff(want, md.String()); diff != "" {
 		t.Errorf("markdown (-want +got):\n%s", diff)
 	}
@@ -118,6 +119,33 @@ func TestTables(t *testing.T) {
 	}
 	if lines := strings.Split(strings.TrimSpace(text.String()), "\n"); len(lines) != 3 || !strings.HasPrefix(lines[2], "api-only  ") {
 		t.Errorf("text table:\n%s", text.String())
+	}
+}
+
+// TestContrasts: rows that differ in one variable are set side by side:
+// a pattern against its +key variant (the psp key), a +key variant and
+// off against oncepay (the boundary); rows that differ in two are not.
+func TestContrasts(t *testing.T) {
+	t.Parallel()
+	rows := []Row{
+		Summarize("oncepay", report(), nil, 0, time.Second),
+		Summarize("get-then-set", report(verify.KindDoubleCharge, verify.KindDoubleCharge, verify.KindAmountDiffers), nil, 0, time.Second),
+		Summarize("get-then-set+key", report(verify.KindAmountDiffers), nil, 0, time.Second),
+		Summarize("api-only", report(verify.KindDoubleCharge), nil, 0, time.Second),
+		Summarize("off", report(), nil, 0, time.Second),
+	}
+	var md bytes.Buffer
+	if err := WriteContrasts(&md, rows); err != nil {
+		t.Fatal(err)
+	}
+	want := "- psp key (fresh per attempt → propagated), `get-then-set` → `get-then-set+key`: " +
+		"double charges 2 → 0, payments lost 0 → 0, mismatched replays 1 → 1, stuck records 0 → 0\n" +
+		"- boundary (get-then-set → oncepay, same propagated key), `get-then-set+key` → `oncepay`: " +
+		"double charges 0 → 0, payments lost 0 → 0, mismatched replays 1 → 0, stuck records 0 → 0\n" +
+		"- boundary (none → oncepay, same propagated key), `off` → `oncepay`: " +
+		"double charges 0 → 0, payments lost 0 → 0, mismatched replays 0 → 0, stuck records 0 → 0\n"
+	if diff := cmp.Diff(want, md.String()); diff != "" {
+		t.Errorf("contrasts (-want +got):\n%s", diff)
 	}
 }
 

@@ -156,23 +156,33 @@ func (r Row) Violations() int {
 }
 
 // Verdict says what the run showed: the violations it caught (invariant
-// 7's as the number of key histories that failed), or that it
-// caught none, which is not a proof of safety. A run in which no fault
-// landed proves nothing either way.
+// 7's as the number of key histories that failed), or that it caught
+// none, which is not a proof of safety. A run in which no fault landed
+// proves nothing when it caught nothing; what it did catch is still
+// caught, and the verdict says no fault landed.
 func (r Row) Verdict() string {
-	if r.Kinds[verify.KindNothingLanded] > 0 {
-		return "run proved nothing: no fault landed"
-	}
+	unlanded := r.Kinds[verify.KindNothingLanded] > 0
 	n, h := r.Violations(), r.IllegalHistories
+	if unlanded && r.Counts[ColumnOf(verify.KindNothingLanded)] > 0 {
+		n -= r.Kinds[verify.KindNothingLanded] // the verifier's note, not a violation of the strategy
+	}
+	var v string
 	switch {
 	case n > 0 && h > 0:
-		return fmt.Sprintf("CAUGHT: %d violation(s), %d key histories", n, h)
+		v = fmt.Sprintf("CAUGHT: %d violation(s), %d key histories", n, h)
 	case n > 0:
-		return fmt.Sprintf("CAUGHT: %d violation(s)", n)
+		v = fmt.Sprintf("CAUGHT: %d violation(s)", n)
 	case h > 0:
-		return fmt.Sprintf("CAUGHT: %d key histories", h)
+		v = fmt.Sprintf("CAUGHT: %d key histories", h)
+	case unlanded:
+		return "run proved nothing: no fault landed"
+	default:
+		return "not caught this run"
 	}
-	return "not caught this run"
+	if unlanded {
+		v += " (no fault landed)"
+	}
+	return v
 }
 
 // KindsText lists the verifier kinds of r, most frequent first, e.g.

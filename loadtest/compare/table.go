@@ -18,7 +18,7 @@ func header(rows []Row) ([]string, []Column) {
 			break
 		}
 	}
-	titles := []string{"strategy"}
+	titles := []string{"strategy", "boundary", "psp key"}
 	for _, c := range cols {
 		titles = append(titles, string(c))
 	}
@@ -26,7 +26,8 @@ func header(rows []Row) ([]string, []Column) {
 }
 
 func cells(r Row, cols []Column) []string {
-	out := []string{r.Strategy}
+	boundary, key := variables(r.Strategy)
+	out := []string{r.Strategy, boundary, key}
 	for _, c := range cols {
 		out = append(out, fmt.Sprint(r.Counts[c]))
 	}
@@ -50,7 +51,7 @@ func WriteMarkdown(w io.Writer, rows []Row) error {
 	var b strings.Builder
 	b.WriteString("| " + strings.Join(titles, " | ") + " |\n|")
 	for i := range titles {
-		if i == 0 || i == len(titles)-1 {
+		if i < 3 || i == len(titles)-1 {
 			b.WriteString("---|")
 		} else {
 			b.WriteString("---:|")

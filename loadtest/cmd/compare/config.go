@@ -15,9 +15,11 @@ import (
 )
 
 // defaultStrategies are compared unless -strategies says otherwise: every
-// strategy except off, which exists to measure the boundary's cost and
-// needs no fault run to be understood.
-const defaultStrategies = "oncepay,get-then-set,setnx-marker,lock-then-check,api-only,no-backstop"
+// strategy except lock-then-check+key. Each pattern with a fresh psp key
+// has its +key row beside it, and off (no boundary, propagated key) is
+// there, so that the table separates what the Redis pattern causes from
+// what the psp key causes.
+const defaultStrategies = "oncepay,get-then-set,get-then-set+key,setnx-marker,setnx-marker+key,lock-then-check,api-only,no-backstop,off"
 
 // config is what compare reads from its flags, once.
 type config struct {

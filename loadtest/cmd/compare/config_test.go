@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +28,7 @@ func TestLoadConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Strategies) != 6 || d.Strategies[0] != naive.StrategyOncepay {
+	if len(d.Strategies) != 9 || d.Strategies[0] != naive.StrategyOncepay || !slices.Contains(d.Strategies, naive.StrategyGetThenSetKey) || !slices.Contains(d.Strategies, naive.StrategyOff) {
 		t.Errorf("default strategies %v", d.Strategies)
 	}
 }

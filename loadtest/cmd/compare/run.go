@@ -183,12 +183,20 @@ func write(cfg config, rows []compare.Row, stdout io.Writer) error {
 	if err := compare.WriteDetails(&text, rows); err != nil {
 		return err
 	}
+	text.WriteString("\nwhat each variable changes (rows that differ in one variable only):\n")
+	if err := compare.WriteContrasts(&text, rows); err != nil {
+		return err
+	}
 	text.WriteString("\n\"not caught this run\" is not \"safe\": one run samples the failure windows, it does not cover them.\n")
 	if err := compare.WriteMarkdown(&md, rows); err != nil {
 		return err
 	}
 	md.WriteString("\n")
 	if err := compare.WriteDetails(&md, rows); err != nil {
+		return err
+	}
+	md.WriteString("\nWhat each variable changes (rows that differ in one variable only):\n\n")
+	if err := compare.WriteContrasts(&md, rows); err != nil {
 		return err
 	}
 	var png bytes.Buffer

@@ -17,20 +17,29 @@ const Marker = "in-progress"
 // real boundary's idem:v1:* hashes.
 const Prefix = "naive:v1:"
 
-// Claim is what a strategy's Begin found, shaped like idem.Claim.
+// Claim is what a strategy's Begin found, shaped like idem.Claim so that
+// the services' teaching build uses it where the production build uses
+// idem.Claim.
 type Claim struct {
 	// Outcome is idem.Acquired (Lease is set) or idem.Completed (Result is
 	// set).
 	Outcome idem.Outcome
-	Lease   *Lease
+	// Attempt and TakeOver are the real boundary's (Boundary of Real);
+	// the strategies leave them zero: they count no claims.
+	Attempt  int
+	TakeOver bool
+	Lease    *Lease
 	// Result is the stored result, byte for byte, when Outcome is Completed.
 	Result []byte
 }
 
-// Lease is the caller's claim on a stage, shaped like idem.Lease but
-// without an owner: Complete and Release act on whatever the key holds.
-// It is safe for concurrent use as far as Redis is.
+// Lease is the caller's claim on a stage, shaped like idem.Lease. A
+// strategy's lease has no owner: Complete and Release act on whatever the
+// key holds. A lease of the real boundary (Boundary of Real) delegates
+// every method to its *idem.Lease. It is safe for concurrent use as far
+// as Redis is.
 type Lease struct {
+	real     *idem.Lease
 	key      string
 	stage    string
 	cfg      idem.Config
@@ -41,6 +50,9 @@ type Lease struct {
 // Complete stores result. Every strategy writes it unconditionally: there
 // is no owner to check. Redis errors wrap idem.ErrUnavailable.
 func (l *Lease) Complete(ctx context.Context, result []byte) error {
+	if l.real != nil {
+		return l.real.Complete(ctx, result)
+	}
 	return l.run(ctx, idem.OpComplete, func(ctx context.Context) error { return l.complete(ctx, result) })
 }
 
@@ -48,13 +60,33 @@ func (l *Lease) Complete(ctx context.Context, result []byte) error {
 // GetThenSet and Trusting there is nothing to give back). Redis errors wrap
 // idem.ErrUnavailable.
 func (l *Lease) Release(ctx context.Context) error {
+	if l.real != nil {
+		return l.real.Release(ctx)
+	}
 	return l.run(ctx, idem.OpRelease, l.release)
 }
 
 // Keep returns ctx and a stop function that does nothing: the naive
 // strategies have no heartbeat, so their claims can never be lost early,
-// and never noticed lost either.
-func (l *Lease) Keep(ctx context.Context) (context.Context, func()) { return ctx, func() {} }
+// and never noticed lost either. A lease of the real boundary keeps its
+// *idem.Lease alive (idem.Lease.Keep).
+func (l *Lease) Keep(ctx context.Context) (context.Context, func()) {
+	if l.real != nil {
+		return l.real.Keep(ctx)
+	}
+	return ctx, func() {}
+}
+
+// CompleteAs stores result as the answer of the request with fingerprint
+// (idem.Lease.CompleteAs). The strategies keep no fingerprint, so they
+// cannot record another request's answer: they give the key back, as
+// Release does, and nothing of this request is stored.
+func (l *Lease) CompleteAs(ctx context.Context, fingerprint string, result []byte) error {
+	if l.real != nil {
+		return l.real.CompleteAs(ctx, fingerprint, result)
+	}
+	return l.Release(ctx)
+}
 
 func (l *Lease) run(ctx context.Context, op idem.Op, fn func(context.Context) error) error {
 	start := time.Now()

@@ -2,8 +2,10 @@
 // with: the common ways of "making an operation idempotent with Redis" that
 // look right in a code review and break under faults. They exist for
 // demonstration and measurement only (IDEM_STRATEGY, make compare,
-// docs/failure-windows.md); oncepay's default path never uses them, and a
-// service that is configured with one of them says so loudly.
+// docs/failure-windows.md): only the services' teaching build (go build
+// -tags compare) links this package, and a service that runs one of them
+// says so loudly. Boundary is that build's idempotency boundary: oncepay's
+// (Real) or a strategy (Of), with idem.Store's shape.
 //
 // Every strategy has the shape of idem.Store: Begin claims a stage of a
 // merchant-scoped key and returns a Claim, either Completed with the stored

@@ -23,6 +23,10 @@ func TestParseStrategy(t *testing.T) {
 		{"api-only", naive.StrategyAPIOnly, false},
 		{"no-backstop", naive.StrategyNoBackstop, false},
 		{"off", naive.StrategyOff, false},
+		{"get-then-set+key", naive.StrategyGetThenSetKey, false},
+		{"setnx-marker+key", naive.StrategySetNXMarkerKey, false},
+		{"lock-then-check+key", naive.StrategyLockThenCheckKey, false},
+		{"off+key", "", true},
 		{"Off", "", true},
 		{"getthenset", "", true},
 	}
@@ -65,6 +69,22 @@ func TestDependencies(t *testing.T) {
 			strings.HasPrefix(dep, "golang.org/x/") || strings.HasPrefix(dep, "vendor/")
 		if !allowed {
 			t.Errorf("pkg/idem/naive depends on %s; it may import only stdlib, go-redis, pkg/idem and lua", dep)
+		}
+	}
+}
+
+// TestKeyAxis: a +key strategy is its pattern with the propagated psp
+// key; only the fresh-key strategies send the psp a key per attempt.
+func TestKeyAxis(t *testing.T) {
+	t.Parallel()
+	fresh := map[naive.Strategy]bool{naive.StrategyGetThenSet: true, naive.StrategySetNXMarker: true,
+		naive.StrategyLockThenCheck: true, naive.StrategyAPIOnly: true}
+	for _, s := range naive.Strategies() {
+		if got := s.FreshPSPKey(); got != fresh[s] {
+			t.Errorf("%s.FreshPSPKey() = %v, want %v", s, got, fresh[s])
+		}
+		if p := s.Pattern(); strings.HasSuffix(string(s), "+key") && (p == s || !p.FreshPSPKey()) {
+			t.Errorf("%s.Pattern() = %s, want its fresh-key pattern", s, p)
 		}
 	}
 }

@@ -37,6 +37,14 @@ func (b *bench) build(ctx context.Context) error {
 			return err
 		}
 	}
+	if ph["e2e"] { // the boundary-off copy runs IDEM_STRATEGY=off: only the teaching build has it
+		for _, name := range []string{"api", "worker"} {
+			if _, err := b.command(ctx, "build", 5*time.Minute, b.cfg.Repo, nil, "go", "build", "-tags", "compare",
+				"-o", b.bin(name+teachingSuffix), pkgs[name]); err != nil {
+				return err
+			}
+		}
+	}
 	if !ph["go"] {
 		return nil
 	}

@@ -34,6 +34,19 @@ type variant struct {
 	apiProcs, workerProcs []*proc.Proc
 }
 
+// teachingSuffix names the binaries of the teaching build (-tags compare),
+// which alone accept an IDEM_STRATEGY other than oncepay.
+const teachingSuffix = "-teaching"
+
+// bin returns the path of the variant's binary of service svc (api,
+// worker): the teaching build's for a strategy other than oncepay.
+func (v *variant) bin(b *bench, svc string) string {
+	if v.Strategy != "oncepay" {
+		return b.bin(svc + teachingSuffix)
+	}
+	return b.bin(svc)
+}
+
 // targets is the TARGETS value for bench.js.
 func (v *variant) targets() string {
 	var t []string
@@ -85,7 +98,7 @@ func (b *bench) startAPIs(ctx context.Context, v *variant) error {
 		if b.cfg.Profile {
 			env = append(env, "API_PPROF_ADDR="+pprofAddr(addr))
 		}
-		bin := b.bin("api")
+		bin := v.bin(b, "api")
 		if v.APIBin != "" {
 			bin = v.APIBin
 		}
@@ -116,7 +129,7 @@ func (b *bench) startWorkers(ctx context.Context, v *variant) error {
 		if b.cfg.Profile {
 			env = append(env, "WORKER_PPROF_ADDR="+pprofAddr(addr))
 		}
-		p, err := b.procs.Start(name, []string{b.bin("worker")}, env, b.cfg.Out, b.logPath(name))
+		p, err := b.procs.Start(name, []string{v.bin(b, "worker")}, env, b.cfg.Out, b.logPath(name))
 		if err != nil {
 			return err
 		}

@@ -43,6 +43,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	if err := checkStrategy(cfg.IdemStrategy); err != nil {
+		return err
+	}
 	return serve(ctx, cfg, service.NewLogger(stdout, cfg.LogLevel, "api", cfg.Instance))
 }
 

@@ -66,7 +66,6 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 	svc.OnStop("redis", func(context.Context) error { return rdb.Close() })
 	svc.Check(ops.Check{Name: "redis", Required: true, Fn: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }})
 	idemCfg := idem.Config{Lease: cfg.IdemLease, Retention: cfg.IdemRetention, Timeout: cfg.IdemTimeout, Observe: m.ObserveIdem}
-	boundary := idem.New(rdb, idemCfg)
 	// how full the boundary's Redis is, read at each scrape (alerts warn before it refuses writes)
 	reg.MustRegister(metrics.NewRedisMemory(rdb, time.Second, 10*time.Second))
 
@@ -95,19 +94,15 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 		return nil
 	})
 
-	var (
-		idempotency = httpapi.IdemBoundary(boundary)
-		pays        = httpapi.PaymentStore(payments.NewStore(pool, box, m))
-	)
-	if !cfg.IdemStrategy.Real() { // a demonstration strategy: see strategy.go
-		idempotency, pays = comparison(cfg.IdemStrategy, idempotency, pays, rdb, idemCfg)
-		svc.Details(map[string]string{"idempotency_strategy": string(cfg.IdemStrategy), "warning": cfg.IdemStrategy.Warning()})
-		go warnLoudly(ctx, log, cfg.IdemStrategy, time.Minute)
+	// oncepay's boundary; the teaching build may swap in a comparison strategy (strategy*.go)
+	boundary, pays, details := boundaryFor(ctx, log, cfg.IdemStrategy, rdb, idemCfg, payments.NewStore(pool, box, m))
+	if details != nil {
+		svc.Details(details)
 	}
 	srv.Handler = httpapi.NewServer(httpapi.Deps{
 		Logger:      log,
 		Keys:        auth.NewKeyring(cfg.Merchants),
-		Boundary:    idempotency,
+		Boundary:    boundary,
 		Payments:    pays,
 		Metrics:     m,
 		RateLimits:  httpapi.NewRateLimits(slices.Collect(maps.Keys(cfg.Merchants)), cfg.RateLimit, cfg.RateBurst),

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/oncepay/oncepay/pkg/idem/naive"
 	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/pkg/service/envconf"
 	"github.com/oncepay/oncepay/pkg/service/pgpool"
@@ -54,8 +53,9 @@ type Serve struct {
 	// answer; 0 turns the retry off.
 	IdemEndRetry time.Duration
 	// IdemStrategy is the idempotency strategy (IDEM_STRATEGY): oncepay's
-	// boundary by default, or a comparison strategy for demonstrations.
-	IdemStrategy naive.Strategy
+	// boundary by default. Only the teaching build (-tags compare) accepts
+	// a comparison strategy; the api's main checks the name.
+	IdemStrategy string
 
 	AMQPExchange string // AMQP_EXCHANGE
 	// AMQPQueue (AMQP_QUEUE) and AMQPDeliveryLimit (AMQP_DELIVERY_LIMIT)
@@ -139,11 +139,7 @@ func loadServe(p *envconf.Parser, hostname string) Serve {
 			p.Fail("API_PPROF_ADDR", fmt.Sprintf("%q is not host:port: %v", c.PprofAddr, err))
 		}
 	}
-	strategy, err := naive.ParseStrategy(envconf.Lookup(p, "IDEM_STRATEGY", naive.StrategyOncepay))
-	if err != nil {
-		p.Fail("IDEM_STRATEGY", err.Error())
-	}
-	c.IdemStrategy = strategy
+	c.IdemStrategy = p.String("IDEM_STRATEGY", "oncepay")
 
 	if _, _, err := net.SplitHostPort(c.ListenAddr); err != nil {
 		p.Fail("API_LISTEN_ADDR", fmt.Sprintf("%q is not host:port: %v", c.ListenAddr, err))
@@ -221,7 +217,7 @@ func (c Serve) LogValue() slog.Value {
 		slog.String("idem_retention", c.IdemRetention.String()),
 		slog.String("idem_timeout", c.IdemTimeout.String()),
 		slog.String("idem_end_retry", c.IdemEndRetry.String()),
-		slog.String("idem_strategy", string(c.IdemStrategy)),
+		slog.String("idem_strategy", c.IdemStrategy),
 		slog.String("amqp_exchange", c.AMQPExchange),
 		slog.String("amqp_queue", c.AMQPQueue),
 		slog.Int("amqp_delivery_limit", c.AMQPDeliveryLimit),

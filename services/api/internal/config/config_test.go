@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/oncepay/oncepay/pkg/idem/naive"
 	"github.com/oncepay/oncepay/pkg/service/pgpool"
 	"github.com/oncepay/oncepay/services/api/internal/config"
 )
@@ -51,7 +50,7 @@ func TestLoadServeDefaults(t *testing.T) {
 		IdemRetention:     24 * time.Hour,
 		IdemTimeout:       500 * time.Millisecond,
 		IdemEndRetry:      10 * time.Second,
-		IdemStrategy:      naive.StrategyOncepay,
+		IdemStrategy:      "oncepay",
 		AMQPExchange:      "payments",
 		AMQPQueue:         "payments.charge",
 		AMQPDeliveryLimit: 20,
@@ -85,7 +84,7 @@ func TestLoadServeOverrides(t *testing.T) {
 	}
 	if got.ListenAddr != ":0" || got.IdemLease != 2*time.Second || got.RelayAge != 0 ||
 		got.ShutdownDelay != time.Second || !got.MigrateOnStart || got.Instance != "api-7" ||
-		got.LogLevel != slog.LevelDebug || got.AMQPExchange != "payments-test" || got.IdemStrategy != naive.StrategyGetThenSet ||
+		got.LogLevel != slog.LevelDebug || got.AMQPExchange != "payments-test" || got.IdemStrategy != "get-then-set" ||
 		got.IdemEndRetry != 0 || got.SweepInterval != 0 || got.SweepAge != 5*time.Second || got.SweepLimit != 7 ||
 		got.PG != (pgpool.Timeouts{Statement: 3 * time.Second, IdleInTransaction: time.Minute}) {
 		t.Errorf("overrides not applied: %+v", got)
@@ -120,7 +119,7 @@ func TestLoadServeReportsEveryProblem(t *testing.T) {
 				"IDEM_LEASE": "ten", "IDEM_RETENTION": "-1h", "IDEM_TIMEOUT": "0s",
 				"AMQP_EXCHANGE": "amq.topic", "OUTBOX_RELAY_INTERVAL": "1", "OUTBOX_RELAY_AGE": "-1s",
 				"SHUTDOWN_GRACE": "x", "SHUTDOWN_DELAY": "-2s", "API_MIGRATE_ON_START": "yes please",
-				"API_INSTANCE": "has space", "LOG_LEVEL": "loud", "IDEM_STRATEGY": "naive",
+				"API_INSTANCE": "has space", "LOG_LEVEL": "loud",
 				"IDEM_END_RETRY": "-1s", "OUTBOX_SWEEP_INTERVAL": "-1s", "OUTBOX_SWEEP_AGE": "0s", "OUTBOX_SWEEP_LIMIT": "0",
 			},
 			want: []string{
@@ -138,7 +137,6 @@ func TestLoadServeReportsEveryProblem(t *testing.T) {
 				`API_MIGRATE_ON_START: "yes please" is not a boolean (true or false)`,
 				`API_INSTANCE: "has space" must be 1-64 visible ASCII characters (default: the host name)`,
 				`LOG_LEVEL: "loud" is not one of debug, info, warn, error`,
-				`IDEM_STRATEGY: unknown idempotency strategy "naive" (want one of oncepay, get-then-set, setnx-marker, lock-then-check, api-only, no-backstop, off)`,
 				`API_LISTEN_ADDR: "8080" is not host:port: address 8080: missing port in address`,
 				"REDIS_URL: redis: invalid URL scheme: http",
 				"AMQP_URL: AMQP scheme must be either 'amqp://' or 'amqps://'",

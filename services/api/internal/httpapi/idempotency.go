@@ -158,16 +158,12 @@ func (s *Server) endLease(ctx context.Context, key idem.Key, status int, op idem
 // fingerprint and first answer (CompleteAs), so that the holder's retries
 // replay that answer and this request's retries get 422 from Begin. A
 // Lease that cannot do that (the comparison strategies') is released
-// instead: nothing is stored from this request.
+// instead (naive.Lease.CompleteAs): nothing is stored from this request.
 func ending(lease Lease, answer idem.Response, workErr error) (idem.Op, func(context.Context) error) {
 	var held *heldByAnother
 	if errors.As(workErr, &held) {
-		r, ok := lease.(repairer)
-		if !ok {
-			return idem.OpRelease, lease.Release
-		}
 		return idem.OpComplete, completeWith(held.answer, func(ctx context.Context, result []byte) error {
-			return r.CompleteAs(ctx, held.fingerprint, result)
+			return lease.CompleteAs(ctx, held.fingerprint, result)
 		})
 	}
 	if answer.Status >= 500 {

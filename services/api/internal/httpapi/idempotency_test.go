@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -10,42 +9,36 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oncepay/oncepay/internal/testenv"
 	"github.com/oncepay/oncepay/pkg/idem"
+	"github.com/redis/go-redis/v9"
 )
 
-// hangUpBoundary is a Boundary whose Begin sees the client hang up while
-// it waits for Redis, and then does what a Redis client that honours
+// redisDB is this package's Redis database.
+const redisDB = 6
+
+// hangUp is a go-redis hook that makes the client hang up while a command
+// waits for Redis, and then does what a Redis client that honours
 // cancellation does: it gives up on the caller's side, although Redis may
 // still run the script and leave a claim nobody owns.
-type hangUpBoundary struct {
-	hangUp context.CancelFunc
-	lease  *endLease
+type hangUp struct{ cancel context.CancelFunc }
+
+func (h hangUp) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h hangUp) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
 }
 
-func (b *hangUpBoundary) Begin(ctx context.Context, _ idem.Key, _, _ string) (Claim, error) {
-	b.hangUp()
-	select {
-	case <-ctx.Done():
-		return Claim{}, fmt.Errorf("begin: %w: %w", idem.ErrUnavailable, ctx.Err())
-	case <-time.After(10 * time.Millisecond): // Redis answered
+func (h hangUp) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.cancel()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond): // Redis answered
+		}
+		return next(ctx, cmd)
 	}
-	return Claim{Outcome: idem.Acquired, Lease: b.lease}, nil
-}
-
-// endLease records how a lease was ended.
-type endLease struct {
-	completed []byte
-	released  bool
-}
-
-func (l *endLease) Complete(ctx context.Context, result []byte) error {
-	l.completed = result
-	return nil
-}
-
-func (l *endLease) Release(context.Context) error {
-	l.released = true
-	return nil
 }
 
 // TestBeginIsDetachedFromTheClient: a client that hangs up while Begin
@@ -54,10 +47,13 @@ func (l *endLease) Release(context.Context) error {
 // retry is a replay and not a 409 for a whole lease.
 func TestBeginIsDetachedFromTheClient(t *testing.T) {
 	t.Parallel()
-	ctx, hangUp := context.WithCancel(context.Background())
-	b := &hangUpBoundary{hangUp: hangUp, lease: &endLease{}}
-	s := &Server{log: slog.New(slog.NewTextHandler(io.Discard, nil)), boundary: b, workTimeout: time.Second}
-	key, err := idem.NewKey("m", "k")
+	ctx, cancel := context.WithCancel(context.Background())
+	rdb := redis.NewClient(testenv.RedisOptions(t, redisDB))
+	t.Cleanup(func() { _ = rdb.Close() })
+	rdb.AddHook(hangUp{cancel})
+	store := idem.New(rdb, idem.Config{Lease: 5 * time.Second, Timeout: time.Second})
+	s := &Server{log: slog.New(slog.NewTextHandler(io.Discard, nil)), boundary: boundaryOf(store), workTimeout: time.Second}
+	key, err := idem.NewKey("m", testenv.Name(t, "k"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,10 +68,11 @@ func TestBeginIsDetachedFromTheClient(t *testing.T) {
 	if err != nil {
 		t.Fatalf("idempotent = %v, want nil: Begin ran on the client's context", err)
 	}
-	if !worked || b.lease.completed == nil || b.lease.released {
-		t.Errorf("worked %v, completed %q, released %v; want the work run and its answer stored", worked, b.lease.completed, b.lease.released)
+	if w.Code != http.StatusAccepted || !worked {
+		t.Errorf("answer %d, worked %v; want the work run and 202", w.Code, worked)
 	}
-	if w.Code != http.StatusAccepted {
-		t.Errorf("answer %d, want 202", w.Code)
+	claim, err := store.Begin(context.Background(), key, stageAPI, "fp")
+	if err != nil || claim.Outcome != idem.Completed {
+		t.Errorf("Begin after the request = %v, %v; want its answer stored (Completed)", claim.Outcome, err)
 	}
 }

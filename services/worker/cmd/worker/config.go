@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/oncepay/oncepay/pkg/idem/naive"
 	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/pkg/service/envconf"
 	"github.com/oncepay/oncepay/pkg/service/pgpool"
@@ -59,9 +58,10 @@ type config struct {
 	// one delivery works under the charge stage, heartbeat or not; past it
 	// the work is cancelled, the stage released and the delivery retried.
 	MaxHold time.Duration
-	// Strategy is IDEM_STRATEGY: oncepay (the default, the real boundary)
-	// or a comparison strategy, for demonstrations only.
-	Strategy naive.Strategy
+	// Strategy is IDEM_STRATEGY: oncepay (the default, the real boundary).
+	// Only the teaching build (-tags compare) accepts a comparison
+	// strategy (checkStrategy).
+	Strategy string
 
 	ShutdownGrace time.Duration // SHUTDOWN_GRACE
 	Instance      string        // WORKER_INSTANCE, default the host name
@@ -110,7 +110,7 @@ func load(p *envconf.Parser, hostname string) config {
 		IdemTimeout: p.Duration("IDEM_TIMEOUT", 500*time.Millisecond),
 		PSPTimeout:  p.Duration("PSP_TIMEOUT", 5*time.Second),
 		EndRetry:    p.Duration("IDEM_END_RETRY", 5*time.Second),
-		Strategy:    strategy(p, "IDEM_STRATEGY"),
+		Strategy:    p.String("IDEM_STRATEGY", "oncepay"),
 
 		ReconcileAfter:    p.Duration("WORKER_RECONCILE_AFTER", 5*time.Minute),
 		ReconcileInterval: p.Duration("WORKER_RECONCILE_INTERVAL", 30*time.Second),
@@ -173,6 +173,9 @@ func load(p *envconf.Parser, hostname string) config {
 	if c.Retention < c.Lease && c.Retention > 0 && c.Lease > 0 {
 		p.Fail("IDEM_RETENTION", fmt.Sprintf("%s must not be shorter than IDEM_LEASE %s", c.Retention, c.Lease))
 	}
+	if err := checkStrategy(c.Strategy); err != nil {
+		p.Fail("IDEM_STRATEGY", fmt.Sprintf("%q: %v", c.Strategy, err))
+	}
 	if c.Instance == "" {
 		p.Fail("WORKER_INSTANCE", "must not be empty (and the host name is unknown)")
 	}
@@ -215,24 +218,4 @@ func durations(p *envconf.Parser, name string, def []time.Duration) []time.Durat
 		out = append(out, d)
 	}
 	return out
-}
-
-// strategy reads an idempotency strategy; naive.StrategyOncepay when name
-// is unset or does not name one.
-func strategy(p *envconf.Parser, name string) naive.Strategy {
-	v := envconf.Lookup(p, name, naive.StrategyOncepay)
-	s, err := naive.ParseStrategy(v)
-	if err != nil {
-		p.Fail(name, fmt.Sprintf("%q is not a strategy (%s)", v, strings.Join(strategyNames(), ", ")))
-		return naive.StrategyOncepay
-	}
-	return s
-}
-
-func strategyNames() []string {
-	var names []string
-	for _, s := range naive.Strategies() {
-		names = append(names, string(s))
-	}
-	return names
 }

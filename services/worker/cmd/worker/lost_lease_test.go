@@ -45,7 +45,7 @@ func TestLostLeaseWritesNothing(t *testing.T) {
 	}
 	psp := stuckPSP{called: make(chan struct{})}
 	h := charge.NewHandler(charge.Deps{
-		Boundary: charge.IdemBoundary(idem.New(rdb, idem.Config{Lease: 1500 * time.Millisecond, Timeout: time.Second})),
+		Boundary: boundaryOf(idem.New(rdb, idem.Config{Lease: 1500 * time.Millisecond, Timeout: time.Second})),
 		Payments: payments.New(e.db), PSP: psp, PSPTimeout: 30 * time.Second, Instance: "lost",
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: m,
 	})

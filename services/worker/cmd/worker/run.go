@@ -77,12 +77,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	svc.OnStop("redis", func(context.Context) error { return rdb.Close() })
 	svc.Check(ops.Check{Name: "redis", Required: true, Fn: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }})
 	idemCfg := idem.Config{Lease: cfg.Lease, Retention: cfg.Retention, Timeout: cfg.IdemTimeout, Observe: m.Boundary}
-	store := idem.New(rdb, idemCfg)
-	boundary, pspKey := charge.IdemBoundary(store), charge.PSPKey
-	if !cfg.Strategy.Real() { // a demonstration strategy: see strategy.go
-		boundary, pspKey = comparison(cfg.Strategy, boundary, rdb, idemCfg)
-		svc.Details(map[string]string{"idempotency_strategy": string(cfg.Strategy), "warning": cfg.Strategy.Warning()})
-		go warnLoudly(ctx, log, cfg.Strategy, time.Minute)
+	// oncepay's boundary; the teaching build may swap in a comparison
+	// strategy, announced in details (strategy*.go)
+	boundary, details := boundaryFor(ctx, log, cfg.Strategy, rdb, idemCfg)
+	if details != nil {
+		svc.Details(details)
 	}
 
 	pool, err := svc.Postgres(ctx, cfg.DatabaseURL, cfg.PG)
@@ -115,7 +114,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	svc.OnStop("amqp channel", func(context.Context) error { return cons.Channel.Close() })
 
 	handler := charge.NewHandler(charge.Deps{
-		Boundary: boundary, PSPKey: pspKey, Payments: pays, PSP: psp, PSPTimeout: cfg.PSPTimeout,
+		Boundary: boundary, Payments: pays, PSP: psp, PSPTimeout: cfg.PSPTimeout,
 		EndRetry: cfg.EndRetry, MaxHold: cfg.MaxHold, Instance: cfg.Instance, Log: log, Metrics: m,
 	})
 	loop := consumer.New(loopConfig(cfg, topo), consumer.Deps{
@@ -123,7 +122,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	})
 	reconciler := reconcile.New(reconcile.Config{
 		After: cfg.ReconcileAfter, Interval: cfg.ReconcileInterval, Batch: cfg.ReconcileBatch,
-		PSPTimeout: cfg.PSPTimeout, MeasureOnly: !cfg.Strategy.Real(),
+		PSPTimeout: cfg.PSPTimeout, MeasureOnly: details != nil, // a comparison strategy: measure, repair nothing
 	}, reconcile.Deps{Boundary: boundary, Payments: pays, PSP: psp, Charger: handler, Log: log, Metrics: rm})
 
 	var consuming atomic.Bool

@@ -33,10 +33,6 @@ type Deps struct {
 	Payments   paymentStore
 	PSP        charger
 	PSPTimeout time.Duration // bound on one psp call
-	// PSPKey is the Idempotency-Key sent to the psp for a message; nil
-	// means PSPKey, the propagated key. Only the comparison strategies
-	// replace it.
-	PSPKey func(Initiated) string
 	// EndRetry is how long Complete and Release are retried in-process
 	// (idem.Retry) while Redis does not answer. A charge whose stage still
 	// could not be completed then goes to a delayed retry instead of being
@@ -242,17 +238,14 @@ func (h *Handler) charge(ctx context.Context, log *slog.Logger, msg Initiated) v
 	return verdict{outcome: outcome, result: resultOf(p.ID, o)}
 }
 
-// callPSP charges msg with the propagated key. It returns the terminal
+// callPSP charges msg with its psp key (pspKey: the propagated key in the
+// production build). It returns the terminal
 // outcome, or ok false and the verdict for a failure.
 func (h *Handler) callPSP(ctx context.Context, log *slog.Logger, msg Initiated) (payments.Outcome, verdict, bool) {
 	ctx, cancel := context.WithTimeout(ctx, h.PSPTimeout)
 	defer cancel()
 	start := time.Now()
-	key := PSPKey
-	if h.Deps.PSPKey != nil {
-		key = h.Deps.PSPKey
-	}
-	c, err := h.PSP.Charge(ctx, key(msg), pspclient.ChargeRequest{
+	c, err := h.PSP.Charge(ctx, pspKey(h.Boundary, msg), pspclient.ChargeRequest{
 		Amount: msg.Amount, Currency: msg.Currency, CustomerID: msg.CustomerID, Reference: msg.PaymentID,
 	})
 	result := c.Status

@@ -46,7 +46,7 @@ func TestHandlerFailsClosedWithoutRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := NewHandler(Deps{
-		Boundary: IdemBoundary(idem.New(rdb, idem.Config{Timeout: 200 * time.Millisecond})),
+		Boundary: boundaryOf(idem.New(rdb, idem.Config{Timeout: 200 * time.Millisecond})),
 		Payments: untouchable{t}, PSP: untouchable{t}, PSPTimeout: time.Second,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: m,
 	})
@@ -69,7 +69,7 @@ func TestHandlerFailsClosedOnAFullRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := NewHandler(Deps{
-		Boundary: IdemBoundary(idem.New(srv.Client(), idem.Config{Timeout: time.Second})),
+		Boundary: boundaryOf(idem.New(srv.Client(), idem.Config{Timeout: time.Second})),
 		Payments: untouchable{t}, PSP: untouchable{t}, PSPTimeout: time.Second,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: m,
 	})

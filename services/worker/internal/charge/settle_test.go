@@ -117,7 +117,7 @@ func newSettleFixture(t *testing.T, lease, endRetry, outage time.Duration, pspFa
 		Amount: msg.Amount, Currency: msg.Currency, CustomerID: msg.CustomerID, Outcome: payments.Outcome{Status: payments.Pending}}}
 	store := idem.New(f.rdb, idem.Config{Lease: lease, Timeout: 200 * time.Millisecond, Observe: m.Boundary})
 	f.h = NewHandler(Deps{
-		Boundary: IdemBoundary(store), Payments: f.pays, PSP: f.psp, PSPTimeout: time.Second, EndRetry: endRetry,
+		Boundary: boundaryOf(store), Payments: f.pays, PSP: f.psp, PSPTimeout: time.Second, EndRetry: endRetry,
 		Instance: "test", Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: m,
 	})
 	return f

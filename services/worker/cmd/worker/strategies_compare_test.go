@@ -1,3 +1,5 @@
+//go:build compare
+
 package main
 
 import (
@@ -15,10 +17,10 @@ import (
 // worker under each strategy: the psp charges, then drops the connection
 // (fail_after_rate 1 until the first such call, then 0), and the worker
 // retries. Strategies that propagate the key get the charge back from the
-// psp's own idempotency: one charge. The comparison strategies send a fresh
-// key per attempt, so the retry charges again, whatever their Redis
-// boundary does: two charges or more for one payment, even though the psp's
-// idempotency is on. (no-backstop is oncepay in the worker.)
+// psp's own idempotency: one charge, whatever their Redis boundary does
+// (the +key strategies). The others send a fresh key per attempt, so the
+// retry charges again: two charges or more for one payment, even though
+// the psp's idempotency is on. (no-backstop is oncepay in the worker.)
 func TestStrategiesWhenThePSPAnswerIsLost(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -28,8 +30,11 @@ func TestStrategiesWhenThePSPAnswerIsLost(t *testing.T) {
 		{naive.StrategyOncepay, true},
 		{naive.StrategyOff, true},
 		{naive.StrategyGetThenSet, false},
+		{naive.StrategyGetThenSetKey, true},
 		{naive.StrategySetNXMarker, false},
+		{naive.StrategySetNXMarkerKey, true},
 		{naive.StrategyLockThenCheck, false},
+		{naive.StrategyLockThenCheckKey, true},
 		{naive.StrategyAPIOnly, false},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,11 @@
+//go:build compare
+
+package httpapi
+
+import (
+	"github.com/oncepay/oncepay/pkg/idem"
+	"github.com/oncepay/oncepay/pkg/idem/naive"
+)
+
+// boundaryOf returns s as this build's Boundary.
+func boundaryOf(s *idem.Store) Boundary { return naive.Real(s) }
