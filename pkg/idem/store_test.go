@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oncepay/oncepay/internal/testenv"
+	"github.com/oncepay/oncepay/internal/redistest"
 	"github.com/oncepay/oncepay/pkg/idem"
 	"github.com/redis/go-redis/v9"
 )
@@ -25,7 +25,7 @@ const redisDB = 1
 
 func newStore(t *testing.T, cfg idem.Config) (*idem.Store, *redis.Client) {
 	t.Helper()
-	opt := testenv.RedisOptions(t, redisDB)
+	opt := redistest.Options(t, redisDB)
 	opt.ContextTimeoutEnabled = true
 	rdb := redis.NewClient(opt)
 	t.Cleanup(func() { rdb.Close() })
@@ -34,7 +34,7 @@ func newStore(t *testing.T, cfg idem.Config) (*idem.Store, *redis.Client) {
 
 func newKey(t *testing.T) idem.Key {
 	t.Helper()
-	k, err := idem.NewKey(testenv.Name(t, "m"), testenv.Name(t, "key"))
+	k, err := idem.NewKey(redistest.Name(t, "m"), redistest.Name(t, "key"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +350,7 @@ func TestKeepStopWaitsForTheHeartbeatInFlight(t *testing.T) {
 // freeze or kill without touching the shared one.
 func privateRedis(t *testing.T) (*redis.Client, *exec.Cmd) {
 	t.Helper()
-	testenv.Integration(t)
+	redistest.Integration(t)
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		t.Fatalf("redis-server not on PATH (scripts/harness up installs it): %v", err)
