@@ -149,8 +149,8 @@ const fillMargin = 512 << 10
 // after the write because small writes up to the limit leave it a few bytes
 // away, where buffers come and go. The filler goes in small pieces because
 // Redis counts a client's query buffer as used memory and frees a large one
-// later, in its cron: measured after one 1 MiB SET, used_memory fell by more
-// than the margin a few seconds afterwards, and Redis took writes again.)
+// later, in its cron: after one 1 MiB SET, used_memory falls by more than
+// the margin a few seconds afterwards, and Redis takes writes again.)
 // From then on Redis
 // refuses every command that may grow memory, a script's first write
 // included, with "OOM command not allowed when used memory > 'maxmemory'",
