@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -122,6 +124,26 @@ func (r *Server) Stop() {
 	_ = r.cmd.Process.Kill()
 	_ = r.cmd.Wait()
 	r.cmd = nil
+}
+
+// Freeze stops the server process (SIGSTOP): it keeps its connections and
+// accepts new ones, but answers nothing until Thaw, as a Redis stalled by
+// the host does. It is a no-op if the server is stopped. Stop and the
+// cleanup kill a frozen server too.
+func (r *Server) Freeze() { r.signal(syscall.SIGSTOP) }
+
+// Thaw resumes a server that Freeze stopped (SIGCONT).
+func (r *Server) Thaw() { r.signal(syscall.SIGCONT) }
+
+func (r *Server) signal(sig os.Signal) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cmd == nil {
+		return
+	}
+	if err := r.cmd.Process.Signal(sig); err != nil {
+		r.t.Errorf("signal redis-server: %v", err)
+	}
 }
 
 // Outage stops the server now and starts it again after d, in the
