@@ -25,7 +25,7 @@ func (b *bench) build(ctx context.Context) error {
 	// api and psp are always built: prepare migrates with them.
 	pkgs := map[string]string{"api": "./services/api/cmd/api", "psp": "./services/psp/cmd/psp"}
 	if ph["e2e"] {
-		pkgs["worker"] = "./services/worker"
+		pkgs["worker"] = "./services/worker/cmd/worker"
 	}
 	for name, pkg := range pkgs {
 		if _, err := b.command(ctx, "build", 5*time.Minute, b.cfg.Repo, nil, "go", "build", "-o", b.bin(name), pkg); err != nil {
