@@ -31,7 +31,10 @@ type Spec struct {
 	Name string   // for errors and Group.Named
 	Argv []string // program and arguments
 	Env  []string // added to the current environment
-	Dir  string   // working directory; "" is the current one
+	// OnlyEnv gives the process Env and PATH alone, none of the rest of the
+	// current environment.
+	OnlyEnv bool
+	Dir     string // working directory; "" is the current one
 	// Log, if set, receives the process's stdout and stderr.
 	Log io.Writer
 }
@@ -40,6 +43,9 @@ func (s Spec) command(ctx context.Context) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, s.Argv[0], s.Argv[1:]...)
 	cmd.Dir = s.Dir
 	cmd.Env = append(os.Environ(), s.Env...)
+	if s.OnlyEnv {
+		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, s.Env...)
+	}
 	return cmd
 }
 

@@ -98,6 +98,21 @@ func TestRun(t *testing.T) {
 	}
 }
 
+func TestOnlyEnv(t *testing.T) {
+	t.Setenv("PROC_TEST_LEAK", "leaked")
+	for _, only := range []bool{false, true} {
+		r, err := proc.Run(context.Background(), proc.Spec{Name: "env", Argv: []string{"sh", "-c", "echo $PROC_TEST_LEAK/$MINE"},
+			Env: []string{"MINE=mine"}, OnlyEnv: only}, 10*time.Second)
+		want := "leaked/mine\n"
+		if only {
+			want = "/mine\n"
+		}
+		if err != nil || r.Out != want {
+			t.Errorf("OnlyEnv %v: %q, %v; want %q", only, r.Out, err, want)
+		}
+	}
+}
+
 func TestKillWait(t *testing.T) {
 	t.Parallel()
 	p, err := proc.Start(proc.Spec{Name: "victim", Argv: []string{"sleep", "60"}})
@@ -132,7 +147,7 @@ func TestWaitHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = proc.WaitHTTP(context.Background(), p, "http://127.0.0.1:1/readyz", time.Minute)
-	if err == nil || !strings.Contains(err.Error(), "quitter exited") {
+	if err == nil || !strings.Contains(err.Error(), "quitter exited") || !strings.Contains(err.Error(), "last answer: ") {
 		t.Errorf("WaitHTTP of a process that exits: %v, want it named as exited", err)
 	}
 }
