@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -83,7 +84,7 @@ func loadConfig(getenv func(string) string, now time.Time) (config, error) {
 	c.Phases = map[string]bool{}
 	for _, p := range strings.Split(str("BENCH_PHASES", strings.Join(allPhases, ",")), ",") {
 		p = strings.TrimSpace(p)
-		if !contains(allPhases, p) {
+		if !slices.Contains(allPhases, p) {
 			fail("BENCH_PHASES", "unknown phase %q (want some of %s)", p, strings.Join(allPhases, ","))
 		}
 		c.Phases[p] = true
@@ -116,15 +117,6 @@ func loadConfig(getenv func(string) string, now time.Time) (config, error) {
 	c.PortBase = integer("BENCH_PORT_BASE", 9180)
 	c.PSPLatency = str("BENCH_PSP_LATENCY", "50ms")
 	return c, errors.Join(problems...)
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if x == y {
-			return true
-		}
-	}
-	return false
 }
 
 // withDB returns the Postgres URL u with its database replaced by db.

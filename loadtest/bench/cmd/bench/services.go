@@ -29,6 +29,7 @@ type variant struct {
 	Workers  []string
 	Exchange string
 	Queue    string
+	Build    string // suffix of the api's and workers' binaries: "" or "-compare"
 
 	apiProcs, workerProcs []*proc.Proc
 }
@@ -59,7 +60,7 @@ func newVariants(base int) (on, off *variant) {
 	on = &variant{Name: "on", Strategy: "oncepay", APIs: []string{addr(base, 0), addr(base, 2)},
 		Workers: []string{addr(base, 1), addr(base, 3)}, Exchange: "payments", Queue: "payments.charge"}
 	off = &variant{Name: "off", Strategy: "off", APIs: []string{addr(base, 4), addr(base, 6)},
-		Workers: []string{addr(base, 5), addr(base, 7)}, Exchange: "payments_off", Queue: "payments_off.charge"}
+		Workers: []string{addr(base, 5), addr(base, 7)}, Exchange: "payments_off", Queue: "payments_off.charge", Build: "-compare"}
 	return on, off
 }
 
@@ -105,7 +106,7 @@ func (b *bench) startReplicas(ctx context.Context, v *variant, program string, a
 	var ps []*proc.Proc
 	for i, addr := range addrs {
 		name := fmt.Sprintf("%s-%s-%d", program, v.Name, i+1)
-		p, err := b.start(name, []string{b.bin(program)}, append(env(name, addr), "REDIS_URL="+b.cfg.RedisURL,
+		p, err := b.start(name, []string{b.bin(program + v.Build)}, append(env(name, addr), "REDIS_URL="+b.cfg.RedisURL,
 			"DATABASE_URL="+withDB(b.cfg.AdminDB, dbE2E), "AMQP_URL="+b.cfg.AMQPURL, "AMQP_EXCHANGE="+v.Exchange,
 			"AMQP_QUEUE="+v.Queue, "IDEM_STRATEGY="+v.Strategy, "LOG_LEVEL=info"))
 		if err != nil {
