@@ -79,14 +79,12 @@ func (r *Results) Targets() []Target {
 		default:
 			sus.set(0, false, "no rate held, with the boundary (%s) nor without (%s)", HeldFailed(e.Sustained), HeldFailed(e.SustainedOff))
 		}
-		secs, at := float64(r.Settings.SustainSeconds), "the highest rate held"
-		if on.Rate == 0 { // none held: the lowest rate tried says what a payment costs
-			on, at = slices.MinFunc(e.Sustained, func(a, b Sustained) int { return cmp.Compare(a.Rate, b.Rate) }), "the lowest rate tried (none held)"
-			off = slices.MinFunc(e.SustainedOff, func(a, b Sustained) int { return cmp.Compare(a.Rate, b.Rate) })
-		}
+		secs := float64(r.Settings.SustainSeconds)
+		on, at := costRun(e.Sustained)
+		off, offAt := costRun(e.SustainedOff)
 		v := on.CPUPerCharged(secs, false)
-		cpu.set(v, v > 0 && v <= CPUReference*2/3, "%.2f ms (%.2f without the psp) at %.0f/s, %s; without the boundary %.2f ms",
-			v, on.CPUPerCharged(secs, true), on.Rate, at, off.CPUPerCharged(secs, false))
+		cpu.set(v, v > 0 && v <= CPUReference*2/3, "%.2f ms (%.2f without the psp) at %.0f/s, %s; without the boundary %.2f ms at %.0f/s, %s",
+			v, on.CPUPerCharged(secs, true), on.Rate, at, off.CPUPerCharged(secs, false), off.Rate, offAt)
 	}
 
 	rep := Target{Name: "replay vs fresh throughput", Goal: ">= 5x"}
@@ -135,6 +133,16 @@ func peerRatios(p *Peer, mode string, t *Target, met func(cpu, ops float64) bool
 	cpu, ops := mine.CPUMicrosPerOp/peer.CPUMicrosPerOp, mine.OpsPerSec/peer.OpsPerSec
 	t.set(ops, met(cpu, ops), "CPU %.2fx (%.1f vs %.1f us/op), ops/s %.2fx (%.0f vs %.0f)",
 		cpu, mine.CPUMicrosPerOp, peer.CPUMicrosPerOp, ops, mine.OpsPerSec, peer.OpsPerSec)
+}
+
+// costRun is the run whose CPU per charged payment target 4b reports: the
+// highest rate held or, when none held, the lowest rate tried, and which
+// of the two it is. ss is not empty.
+func costRun(ss []Sustained) (Sustained, string) {
+	if s := BestHeld(ss); s.Rate > 0 {
+		return s, "the highest held"
+	}
+	return slices.MinFunc(ss, func(a, b Sustained) int { return cmp.Compare(a.Rate, b.Rate) }), "none held, the lowest tried"
 }
 
 // BestHeld is the run at the highest rate that held (zero if none did).
