@@ -13,28 +13,23 @@ import (
 )
 
 // sustainSearch finds, for each copy, the highest rate the whole pipeline
-// holds for Sustain (see sustain), at most SustainTries runs per copy. Each
-// copy starts at 0.8 of the rate its workers charged at saturation and
-// moves as nextRate says. The two copies' runs alternate, so that both run
-// on tables of about the same size.
+// holds for Sustain (see sustain), at most SustainTries runs per copy. Both
+// copies start at the same rate, 0.8 of the median rate the workers of both
+// charged at saturation, so that their ladders are the same until one
+// fails, and move as nextRate says. The two copies' runs alternate, so that
+// both run on tables of about the same size.
 func (b *bench) sustainSearch(ctx context.Context, e *results.E2E, on, off *variant) error {
 	type search struct {
 		v    *variant
 		runs *[]results.Sustained
 		rate float64
 	}
-	start := func(v *variant) float64 {
-		var charged []float64
-		for _, s := range e.Saturation {
-			p := s.On
-			if v == off {
-				p = s.Off
-			}
-			charged = append(charged, p.Charged)
-		}
-		return max(50, roundTo(0.8*results.Median(charged), 10))
+	var charged []float64
+	for _, s := range e.Saturation {
+		charged = append(charged, s.On.Charged, s.Off.Charged)
 	}
-	searches := []*search{{on, &e.Sustained, start(on)}, {off, &e.SustainedOff, start(off)}}
+	start := max(50, roundTo(0.8*results.Median(charged), 10))
+	searches := []*search{{on, &e.Sustained, start}, {off, &e.SustainedOff, start}}
 	for try := range b.cfg.SustainTries {
 		for i := range searches {
 			s := searches[(i+try)%2]
