@@ -145,7 +145,7 @@ func e2e(w io.Writer, r *results.Results) {
 			phaseRow(w, fmt.Sprintf("%d", i+1), "boundary on", l.On)
 			phaseRow(w, fmt.Sprintf("%d", i+1), off, l.Off)
 		}
-		fmt.Fprintln(w, "\npkg/idem's own Begin+Complete on the same Redis, one call at a time, measured between the two phases of each round:")
+		fmt.Fprintln(w, "\npkg/idem's own Begin+Complete on the same Redis, one call at a time, measured right after the two phases of each round:")
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "| round | calls | p50 ms | p99 ms | api p50 overhead ms |")
 		fmt.Fprintln(w, "|---|---:|---:|---:|---:|")

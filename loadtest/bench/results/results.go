@@ -210,7 +210,7 @@ type SatRound struct {
 }
 
 // LatRound is one side-by-side round at a fixed, unsaturated rate, with
-// the floor measured between the two copies' phases.
+// the floor measured right after the two copies' phases.
 type LatRound struct {
 	On    Phase `json:"on"`
 	Off   Phase `json:"off"`
