@@ -228,14 +228,17 @@ compare-report: ## print the table and redraw the chart of the last make compare
 # ---------------------------------------------------------------------------
 # benchmarks and the performance report (loadtest/bench, docs/PERFORMANCE.md).
 # Not part of make test: they take minutes and load the whole machine. They
-# run on their own harness instance (ports 6392/5442/5682, state in
-# .run/bench), started and stopped by the run.
+# run on their own harness instance (ports BENCH_REDIS_PORT/BENCH_PG_PORT/
+# BENCH_AMQP_PORT, state in .run/bench), started and stopped by the run.
 
-BENCH_HARNESS := ONCEPAY_RUN_DIR=$(CURDIR)/.run/bench HARNESS_REDIS_PORT=6392 HARNESS_PG_PORT=5442 HARNESS_AMQP_PORT=5682 $(HARNESS)
+BENCH_REDIS_PORT ?= 6392
+BENCH_PG_PORT    ?= 5442
+BENCH_AMQP_PORT  ?= 5682
+BENCH_HARNESS := ONCEPAY_RUN_DIR=$(CURDIR)/.run/bench HARNESS_REDIS_PORT=$(BENCH_REDIS_PORT) HARNESS_PG_PORT=$(BENCH_PG_PORT) HARNESS_AMQP_PORT=$(BENCH_AMQP_PORT) $(HARNESS)
 BENCH_BIN     := .run/bench/bench
 
 .PHONY: bench
-bench: k6 benchstat ## performance run, every phase side by side (~18 min; BENCH_QUICK=1: ~3 min); report in .run/bench/latest (docs/PERFORMANCE.md)
+bench: k6 benchstat ## performance run: the targets of docs/PERFORMANCE.md side by side (~15 min; BENCH_QUICK=1: ~4 min); report in .run/bench/latest
 	$(GO) build -o $(BENCH_BIN) ./loadtest/bench/cmd/bench
 	$(BENCH_HARNESS) run -- $(BENCH_BIN)
 

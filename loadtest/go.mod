@@ -7,6 +7,7 @@ require (
 	github.com/anishathalye/porcupine v1.3.1
 	github.com/google/go-cmp v0.7.0
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/oncepay/oncepay/internal/proc v0.0.0
 	github.com/oncepay/oncepay/internal/testenv v0.0.0
 	github.com/oncepay/oncepay/pkg/idem v0.0.0
 	github.com/oncepay/oncepay/services/api v0.0.0
@@ -48,3 +49,4 @@ replace github.com/oncepay/oncepay/lua => ../lua
 replace github.com/oncepay/oncepay/pkg/message => ../pkg/message
 
 replace github.com/oncepay/oncepay/internal/redistest => ../internal/redistest
+replace github.com/oncepay/oncepay/internal/proc => ../internal/proc

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/oncepay/oncepay/internal/proc"
 	"github.com/oncepay/oncepay/loadtest/fault"
 	"github.com/oncepay/oncepay/loadtest/sockdiag"
 	"github.com/redis/go-redis/v9"
@@ -75,7 +76,7 @@ func (b *Backend) KillReplica(ctx context.Context, name string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("kill %s: %w", name, err)
 	}
-	if err := kill(pid, 3*time.Second); err != nil {
+	if err := proc.KillWait(pid, 3*time.Second); err != nil {
 		return pid, fmt.Errorf("kill %s: %w", name, err)
 	}
 	return pid, nil

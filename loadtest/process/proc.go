@@ -7,8 +7,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/oncepay/oncepay/internal/proc"
 )
 
 // ErrNotRunning: the replica has no live process (its supervisor is
@@ -38,7 +39,7 @@ func replicaPID(dir, program string) (int, error) {
 
 // isProgram checks that pid is alive, is program and works in dir.
 func isProgram(pid int, dir, program string) error {
-	if !alive(pid) {
+	if !proc.Alive(pid) {
 		return fmt.Errorf("pid %d: %w", pid, ErrNotRunning)
 	}
 	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
@@ -65,32 +66,11 @@ func isProgram(pid int, dir, program string) error {
 	return nil
 }
 
-// alive reports whether pid exists and is not a zombie.
-func alive(pid int) bool {
-	s := procState(pid)
-	return s != 0 && s != 'Z'
-}
-
-// procState returns the state letter of pid in /proc/pid/stat (R, S, T,
-// Z, ...), or 0 if there is no such process.
-func procState(pid int) byte {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 || i+2 >= len(s) {
-		return 0
-	}
-	return s[i+2]
-}
-
 // waitStopped waits, at most wait, until pid is stopped by a signal (T).
 func waitStopped(pid int, wait time.Duration) error {
 	deadline := time.Now().Add(wait)
 	for {
-		switch procState(pid) {
+		switch proc.State(pid) {
 		case 'T':
 			return nil
 		case 0, 'Z':
@@ -101,19 +81,4 @@ func waitStopped(pid int, wait time.Duration) error {
 		}
 		time.Sleep(time.Millisecond)
 	}
-}
-
-// kill sends SIGKILL to pid and waits, at most wait, until it is gone.
-func kill(pid int, wait time.Duration) error {
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		return fmt.Errorf("kill %d: %w", pid, err)
-	}
-	deadline := time.Now().Add(wait)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("pid %d still alive %s after SIGKILL", pid, wait)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return nil
 }

@@ -26,6 +26,7 @@ require (
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/oncepay/oncepay/internal/proc v0.0.0
 	github.com/oncepay/oncepay/lua v0.0.0 // indirect
 	github.com/oncepay/oncepay/pkg/message v0.0.0
 	github.com/prometheus/client_model v0.6.3 // indirect
@@ -51,3 +52,4 @@ replace (
 replace github.com/oncepay/oncepay/pkg/message => ../../pkg/message
 
 replace github.com/oncepay/oncepay/internal/redistest => ../../internal/redistest
+replace github.com/oncepay/oncepay/internal/proc => ../../internal/proc

@@ -15,16 +15,14 @@ import (
 // The databases bench creates on the bench harness's Postgres, afresh every
 // run, so that table sizes are the same from run to run.
 const (
-	dbE2E     = "bench"    // api and workers
-	dbPSP     = "benchpsp" // the psp's ledger
-	dbPGBench = "benchpg"  // the pgbench ceilings
+	dbE2E = "bench"    // api and workers
+	dbPSP = "benchpsp" // the psp's ledger
 )
 
 // clients are bench's own connections for measuring.
 type clients struct {
 	e2e *pgxpool.Pool // dbE2E
 	psp *pgxpool.Pool // dbPSP
-	pg  *pgxpool.Pool // dbPGBench
 	rdb *redis.Client // the bench Redis, database 0
 }
 
@@ -34,7 +32,6 @@ func (b *bench) closeClients() {
 	}
 	b.cl.e2e.Close()
 	b.cl.psp.Close()
-	b.cl.pg.Close()
 	b.cl.rdb.Close()
 }
 
@@ -46,7 +43,7 @@ func (b *bench) prepare(ctx context.Context) error {
 		return fmt.Errorf("postgres: %w", err)
 	}
 	defer admin.Close(ctx)
-	for _, db := range []string{dbE2E, dbPSP, dbPGBench} {
+	for _, db := range []string{dbE2E, dbPSP} {
 		if err := dropDatabase(ctx, admin, db); err != nil {
 			return err
 		}
@@ -58,25 +55,16 @@ func (b *bench) prepare(ctx context.Context) error {
 	if _, err := b.command(ctx, "migrate", time.Minute, b.cfg.Out, env, b.bin("api"), "migrate"); err != nil {
 		return err
 	}
-	env = []string{"DATABASE_URL=" + withDB(b.cfg.AdminDB, dbPGBench)}
-	if _, err := b.command(ctx, "migrate", time.Minute, b.cfg.Out, env, b.bin("api"), "migrate"); err != nil {
-		return err
-	}
 	env = []string{"PSP_DATABASE_URL=" + withDB(b.cfg.AdminDB, dbPSP)}
 	if _, err := b.command(ctx, "migrate", time.Minute, b.cfg.Out, env, b.bin("psp"), "migrate"); err != nil {
 		return err
 	}
 	cl := &clients{}
-	if cl.e2e, err = pgxpool.New(ctx, withDB(b.cfg.AdminDB, dbE2E)); err != nil {
+	if cl.e2e, err = newPool(ctx, withDB(b.cfg.AdminDB, dbE2E)); err != nil {
 		return err
 	}
-	if cl.psp, err = pgxpool.New(ctx, withDB(b.cfg.AdminDB, dbPSP)); err != nil {
+	if cl.psp, err = newPool(ctx, withDB(b.cfg.AdminDB, dbPSP)); err != nil {
 		cl.e2e.Close()
-		return err
-	}
-	if cl.pg, err = pgxpool.New(ctx, withDB(b.cfg.AdminDB, dbPGBench)); err != nil {
-		cl.e2e.Close()
-		cl.psp.Close()
 		return err
 	}
 	opt, err := redis.ParseURL(b.cfg.RedisURL)
@@ -86,6 +74,19 @@ func (b *bench) prepare(ctx context.Context) error {
 	cl.rdb = redis.NewClient(opt)
 	b.cl = cl
 	return cl.rdb.FlushAll(ctx).Err()
+}
+
+// benchAppName is the application_name of bench's own Postgres
+// connections, so that its CPU accounting can leave them out.
+const benchAppName = "oncepay-bench"
+
+func newPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	cfg.ConnConfig.RuntimeParams["application_name"] = benchAppName
+	return pgxpool.NewWithConfig(ctx, cfg)
 }
 
 // dropDatabase drops db, ending its connections. WITH (FORCE) cannot end an
@@ -114,16 +115,10 @@ func dropDatabase(ctx context.Context, admin *pgx.Conn, db string) error {
 }
 
 // vacuum runs VACUUM (ANALYZE) on the tables the end-to-end phases write,
-// before each phase of a side-by-side pair. In a run of ~15 minutes the
-// payments table grows to ~300,000 rows and every settled payment leaves a
-// dead row. Left to autovacuum alone, the dead rows of several phases added
-// up until a vacuum started in the middle of whichever phase came next:
-// Postgres went from 0.5 to 1.2 cores for half a minute and, in 4 of 12
-// drains of two runs, the workers alone charged ~400 payments/s instead of
-// ~900. Vacuuming before every phase resets autovacuum's counts, so that a
-// 12-second phase does not reach its thresholds. Autovacuum stays on: with
-// it off for a whole run, the 60-second sustained runs got slower (probably
-// the partial indexes the api's relay scans filling with dead entries).
+// before each phase of a side-by-side pair: every settled payment leaves a
+// dead row, and a vacuum resets autovacuum's counts, so that an autovacuum
+// (up to a core for half a minute) does not start in one phase of a pair
+// and not in the other. Autovacuum stays on.
 func (b *bench) vacuum(ctx context.Context) {
 	start := time.Now()
 	for _, db := range []struct {

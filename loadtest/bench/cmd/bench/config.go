@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,7 +17,10 @@ type config struct {
 	Repo   string          // BENCH_REPO, default the working directory
 	Out    string          // BENCH_OUT, default <repo>/.run/bench/runs/<UTC time>
 	Quick  bool            // BENCH_QUICK=1: about 3 minutes instead of about 15
-	Phases map[string]bool // BENCH_PHASES, default go,ceilings,colocated,e2e
+	Phases map[string]bool // BENCH_PHASES, default go,e2e
+	// Peer (BENCH_PEER) is the peer phase's results JSON, read when it
+	// exists; default <repo>/.run/bench/peer/results.json.
+	Peer string
 
 	RedisURL string // REDIS_URL of the bench harness (database 0 is used by the e2e services)
 	AdminDB  string // DATABASE_URL of the bench harness; bench creates its own databases next to it
@@ -25,31 +29,29 @@ type config struct {
 	// ($ONCEPAY_RUN_DIR/harness), where its servers' pid files are.
 	HarnessDir string
 
-	K6, Benchstat, PGBench, RedisBenchmark string // tools: BENCH_K6, BENCH_BENCHSTAT, BENCH_PGBENCH, BENCH_REDIS_BENCHMARK
+	K6, Benchstat string // tools: BENCH_K6, BENCH_BENCHSTAT
 
 	GoCount           int           // BENCH_GO_COUNT, default 8 (6 quick)
 	GoBenchtime       string        // BENCH_GO_BENCHTIME, default 1s (300ms quick)
-	Step              time.Duration // length of one colocated step (12s, 6s quick)
 	Phase             time.Duration // length of one e2e phase (12s, 6s quick)
 	Sustain           time.Duration // length of one sustained run (60s, 20s quick)
-	Repeats           int           // BENCH_REPEATS: colocated searches and e2e rounds (3, 1 quick)
+	Repeats           int           // BENCH_REPEATS: e2e rounds (3, 1 quick)
+	SustainTries      int           // sustained runs per copy (4, 2 quick)
+	FloorOps          int           // pkg/idem Begin+Complete calls per floor measurement (2000, 500 quick)
 	SatVUs            int           // BENCH_SAT_VUS: k6 clients at saturation (32)
 	LatencyRate       int           // BENCH_LATENCY_RATE: requests/s of the latency rounds (100)
 	WorkerConcurrency int           // BENCH_WORKER_CONCURRENCY (32; the worker's default is 8)
-	PSPLatency        string        // BENCH_PSP_LATENCY (50ms, as scripts/local)
-	Ceiling           float64       // BENCH_CEILING: colocated ceiling to use when that phase is skipped
-	Limit             time.Duration // the whole run is cancelled after this (25m, 8m quick)
-	// BaselineAPI (BENCH_BASELINE_API), when set, is another api binary: the
-	// e2e phase then compares it, with the boundary on, against the api
-	// built from this tree (an A/B run for a change), instead of the
-	// boundary off.
-	BaselineAPI string
+	// PortBase (BENCH_PORT_BASE, default 9180): the services listen on
+	// PortBase to PortBase+9, pprof 10 higher, their ops listeners 20.
+	PortBase   int
+	PSPLatency string        // BENCH_PSP_LATENCY (50ms, as scripts/local)
+	Limit      time.Duration // the whole run is cancelled after this (25m, 8m quick)
 	// Profile (BENCH_PROFILE=1) serves pprof from every api and worker and
 	// takes CPU profiles during the first saturation round.
 	Profile bool
 }
 
-var allPhases = []string{"go", "ceilings", "colocated", "e2e"}
+var allPhases = []string{"go", "e2e"}
 
 func loadConfig(getenv func(string) string, now time.Time) (config, error) {
 	var problems []error
@@ -82,7 +84,7 @@ func loadConfig(getenv func(string) string, now time.Time) (config, error) {
 	c.Phases = map[string]bool{}
 	for _, p := range strings.Split(str("BENCH_PHASES", strings.Join(allPhases, ",")), ",") {
 		p = strings.TrimSpace(p)
-		if !contains(allPhases, p) {
+		if !slices.Contains(allPhases, p) {
 			fail("BENCH_PHASES", "unknown phase %q (want some of %s)", p, strings.Join(allPhases, ","))
 		}
 		c.Phases[p] = true
@@ -96,68 +98,25 @@ func loadConfig(getenv func(string) string, now time.Time) (config, error) {
 	c.HarnessDir = filepath.Join(str("ONCEPAY_RUN_DIR", filepath.Join(c.Repo, ".run", "bench")), "harness")
 	c.K6 = str("BENCH_K6", filepath.Join(c.Repo, "bin", "k6"))
 	c.Benchstat = str("BENCH_BENCHSTAT", filepath.Join(c.Repo, "bin", "benchstat"))
-	c.PGBench = str("BENCH_PGBENCH", findPGBench())
-	c.RedisBenchmark = str("BENCH_REDIS_BENCHMARK", "redis-benchmark")
+	c.Peer = str("BENCH_PEER", filepath.Join(c.Repo, ".run", "bench", "peer", "results.json"))
 
 	c.GoCount, c.GoBenchtime = integer("BENCH_GO_COUNT", 8), str("BENCH_GO_BENCHTIME", "1s")
-	c.Step, c.Phase, c.Sustain = 12*time.Second, 12*time.Second, 60*time.Second
+	c.Phase, c.Sustain, c.SustainTries, c.FloorOps = 12*time.Second, 60*time.Second, 4, 2000
 	c.Repeats, c.Limit = integer("BENCH_REPEATS", 3), 25*time.Minute
 	if c.Quick {
 		c.GoCount, c.GoBenchtime = integer("BENCH_GO_COUNT", 6), str("BENCH_GO_BENCHTIME", "300ms")
-		c.Step, c.Phase, c.Sustain = 6*time.Second, 6*time.Second, 20*time.Second
+		c.Phase, c.Sustain, c.SustainTries, c.FloorOps = 6*time.Second, 20*time.Second, 2, 500
 		c.Repeats, c.Limit = integer("BENCH_REPEATS", 1), 8*time.Minute
 	}
 	if c.GoCount < 6 {
 		fail("BENCH_GO_COUNT", "%d: at least 6 runs, so that the median means something", c.GoCount)
 	}
-	c.BaselineAPI = getenv("BENCH_BASELINE_API")
-	if c.BaselineAPI != "" {
-		if _, err := os.Stat(c.BaselineAPI); err != nil {
-			fail("BENCH_BASELINE_API", "%v", err)
-		}
-	}
 	c.SatVUs = integer("BENCH_SAT_VUS", 32)
 	c.LatencyRate = integer("BENCH_LATENCY_RATE", 100)
 	c.WorkerConcurrency = integer("BENCH_WORKER_CONCURRENCY", 32)
+	c.PortBase = integer("BENCH_PORT_BASE", 9180)
 	c.PSPLatency = str("BENCH_PSP_LATENCY", "50ms")
-	if v := getenv("BENCH_CEILING"); v != "" {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f <= 0 {
-			fail("BENCH_CEILING", "%q is not a positive number", v)
-		}
-		c.Ceiling = f
-	}
-	if c.Phases["e2e"] && !c.Phases["colocated"] && c.Ceiling == 0 {
-		fail("BENCH_CEILING", "is required when the e2e phase runs without the colocated one (the sustained rate is a fraction of it)")
-	}
 	return c, errors.Join(problems...)
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if x == y {
-			return true
-		}
-	}
-	return false
-}
-
-// findPGBench looks for pgbench on PATH, then under /usr/lib/postgresql.
-func findPGBench() string {
-	for _, p := range append([]string{"/usr/local/bin/pgbench", "/usr/bin/pgbench"}, globDesc("/usr/lib/postgresql/*/bin/pgbench")...) {
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
-			return p
-		}
-	}
-	return "pgbench"
-}
-
-func globDesc(pattern string) []string {
-	m, _ := filepath.Glob(pattern)
-	for i, j := 0, len(m)-1; i < j; i, j = i+1, j-1 {
-		m[i], m[j] = m[j], m[i]
-	}
-	return m
 }
 
 // withDB returns the Postgres URL u with its database replaced by db.
@@ -168,13 +127,4 @@ func withDB(u, db string) string {
 	}
 	p.Path = "/" + db
 	return p.String()
-}
-
-// redisAddr returns host and port of a redis:// URL.
-func redisHostPort(u string) (string, string) {
-	p, err := url.Parse(u)
-	if err != nil {
-		return "127.0.0.1", "6379"
-	}
-	return p.Hostname(), p.Port()
 }

@@ -14,14 +14,14 @@ import (
 
 var benchLine = regexp.MustCompile(`^Benchmark(\w+)-\d+\s+\d+\s+([\d.]+) ns/op\s+([\d.]+) B/op\s+([\d.]+) allocs/op`)
 
-// goBench runs the pkg/idem benchmarks GoCount times, one run of all three
-// after another, so that a slow moment of the shared machine hits every
-// benchmark alike; then takes the medians and asks benchstat for its table.
 // goBenchmarks are the pkg/idem benchmarks bench runs. It leaves out
 // BenchmarkBeginCompleteConcurrent, a one-off comparison with go-redis's
 // auto-pipeliner (docs/PERFORMANCE.md), which takes longer than the rest.
 const goBenchmarks = "^Benchmark(BeginComplete|BeginReplay|RawEvalSha|Keep)$"
 
+// goBench runs the pkg/idem benchmarks GoCount times, one run of all of
+// them after another, so that a slow moment of the shared machine hits every
+// benchmark alike; then takes the medians and asks benchstat for its table.
 func (b *bench) goBench(ctx context.Context) error {
 	b.phase("go benchmarks")
 	g := &results.GoBench{Runs: b.cfg.GoCount, Medians: map[string]results.GoMedian{}, Samples: map[string][]results.GoPoint{}}
@@ -30,13 +30,13 @@ func (b *bench) goBench(ctx context.Context) error {
 	env := []string{"REDIS_URL=" + b.cfg.RedisURL}
 	dir := filepath.Join(b.cfg.Repo, "pkg", "idem")
 	for i := range b.cfg.GoCount {
-		out, err := b.command(ctx, "go-bench", 3*time.Minute, dir, env, b.bin("idem.test"),
+		r, err := b.command(ctx, "go-bench", 3*time.Minute, dir, env, b.bin("idem.test"),
 			"-test.run", "^$", "-test.bench", goBenchmarks, "-test.benchmem", "-test.count", "1", "-test.benchtime", b.cfg.GoBenchtime)
 		if err != nil {
 			return err
 		}
-		all.WriteString(out)
-		for _, line := range strings.Split(out, "\n") {
+		all.WriteString(r.Out)
+		for _, line := range strings.Split(r.Out, "\n") {
 			m := benchLine.FindStringSubmatch(line)
 			if m == nil {
 				continue
@@ -67,7 +67,7 @@ func (b *bench) goBench(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	g.Benchstat = stat
+	g.Benchstat = stat.Out
 	b.res.Go = g
 	for name, m := range g.Medians {
 		b.logf("  %-14s %8.1f us/op  %6.0f B/op  %4.0f allocs/op", name, m.NsPerOp/1e3, m.BytesPerOp, m.AllocsPerOp)

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/oncepay/oncepay/internal/proc"
 )
 
 // k6Summary is what loadtest/bench/k6/bench.js writes at the end.
@@ -46,11 +48,19 @@ func (b *bench) k6Async(ctx context.Context, name string, timeout time.Duration,
 		argv = append(argv, "-e", k+"="+env[k])
 	}
 	argv = append(argv, filepath.Join(b.cfg.Repo, "loadtest", "bench", "k6", "bench.js"))
-	done := b.async(ctx, "k6-"+name, timeout, dir, nil, argv...)
+	type done struct {
+		r   proc.Result
+		err error
+	}
+	ch := make(chan done, 1)
+	go func() {
+		r, err := b.command(ctx, "k6-"+name, timeout, dir, nil, argv...)
+		ch <- done{r, err}
+	}()
 	return func() (k6Summary, error) {
-		r, err := done()
-		if err != nil {
-			return k6Summary{}, err
+		d := <-ch
+		if d.err != nil {
+			return k6Summary{}, d.err
 		}
 		var s k6Summary
 		raw, err := os.ReadFile(summary)
@@ -60,7 +70,7 @@ func (b *bench) k6Async(ctx context.Context, name string, timeout time.Duration,
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return s, fmt.Errorf("k6 %s summary: %w", name, err)
 		}
-		s.CPU = r.CPU
+		s.CPU = d.r.CPU.Seconds()
 		return s, nil
 	}
 }

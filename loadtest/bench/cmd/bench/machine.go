@@ -48,7 +48,6 @@ func describeMachine(ctx context.Context, cfg config) results.Machine {
 	}
 	m.Versions = []string{
 		version("redis-server", "--version"),
-		version(cfg.PGBench, "--version"),
 		version(cfg.K6, "version"),
 	}
 	return m

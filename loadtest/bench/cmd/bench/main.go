@@ -9,13 +9,14 @@
 // (REDIS_URL, DATABASE_URL and AMQP_URL of that instance in the
 // environment), from the repository root. The phases:
 //
-//	go         pkg/idem Go benchmarks, BENCH_GO_COUNT runs each, medians, benchstat
-//	ceilings   redis-benchmark of the boundary's EVALSHA, pgbench of the api's
-//	           insert transaction and of the worker's update, unthrottled
-//	colocated  every stage's bare work at X payments/s at once, X raised
-//	           until a stage falls behind
-//	e2e        the api and workers with the boundary on and off, fresh and
-//	           replayed requests, Redis round trips, saturation, sustained load
+//	go   pkg/idem Go benchmarks, BENCH_GO_COUNT runs each, medians, benchstat
+//	e2e  the api and workers with the boundary on and off: Redis round
+//	     trips, fresh and replayed requests at saturation, latency at a
+//	     fixed rate next to pkg/idem's own floor, and the highest sustained
+//	     rate of each copy with its CPU per charged payment
+//
+// The peer phase (loadtest/bench/peer) has its own command; bench reads its
+// results JSON (BENCH_PEER) when it exists and evaluates the peer targets.
 //
 // Every process it starts it stops again, by pid, also on Ctrl-C; every
 // phase is bounded in time.

@@ -37,32 +37,13 @@ func (b *bench) redisNow(ctx context.Context) (s redisState, ok bool) {
 	return s, true
 }
 
-// recordEncoding is Redis's encoding of one boundary record (OBJECT
-// ENCODING of a random key of the e2e database): "listpack" when the stored
-// answers fit hash-max-listpack-value, else "hashtable", about twice the
-// memory and a slower AOF rewrite.
-func (b *bench) recordEncoding(ctx context.Context) string {
-	key, err := b.cl.rdb.RandomKey(ctx).Result()
-	if err != nil {
-		return ""
-	}
-	enc, _ := b.cl.rdb.ObjectEncoding(ctx, key).Result()
-	return enc
-}
-
 // rewriteAOF rewrites Redis's AOF (BGREWRITEAOF) and waits for the rewrite
-// to end, before each phase of a side-by-side pair, for the reason vacuum
-// runs there. Redis rewrites its AOF by itself whenever the file has doubled
-// since the last rewrite; the bench's data set is young and grows from
-// nothing to ~300,000 records in a run, so it doubles every few phases, and
-// each rewrite (a fork that serialises the whole data set, 1-2 s of a core)
-// lands in whichever phase comes next. Only the boundary's copy uses Redis,
-// so without this the rewrites would slow its phases alone and bias the
-// side-by-side comparison against it. A deployment's data set is in a
-// steady state (a day of payments) and rewrites every several hours.
-// Rewriting just before a phase moves the next automatic rewrite beyond
-// it. The sustained runs are not preceded by one: they run with Redis's
-// housekeeping as it comes, and report it.
+// to end, before each phase of a side-by-side pair. Redis rewrites its AOF
+// by itself whenever the file has doubled; the bench's young data set
+// doubles every few phases, and each rewrite (a fork that serialises the
+// whole data set, seconds of a core) would land in whichever phase came
+// next, always one of the boundary's copy, the only one that uses Redis.
+// Rewriting just before a phase moves the next automatic rewrite beyond it.
 func (b *bench) rewriteAOF(ctx context.Context) {
 	start := time.Now()
 	defer func() { b.rewritten += time.Since(start) }()
@@ -106,15 +87,6 @@ func (b *bench) aofRewritesSince(ctx context.Context, run string, before redisSt
 		b.note("%s: Redis rewrote its AOF during the phase (%d rewrite(s)); the phase competed with it for CPU", run, n)
 	}
 	return n
-}
-
-// vacuuming reports whether a VACUUM (autovacuum or not) is running in one
-// of the end-to-end databases now (pg_stat_progress_vacuum).
-func (b *bench) vacuuming(ctx context.Context) bool {
-	var n int
-	_ = b.cl.e2e.QueryRow(ctx, `SELECT count(*) FROM pg_stat_progress_vacuum WHERE datname = ANY($1)`,
-		[]string{dbE2E, dbPSP}).Scan(&n)
-	return n > 0
 }
 
 // autovacuums returns pg_stat_user_tables.autovacuum_count of every table

@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/oncepay/oncepay/internal/proc"
 	"github.com/oncepay/oncepay/loadtest/bench/cpu"
-	"github.com/oncepay/oncepay/loadtest/bench/proc"
 	"github.com/oncepay/oncepay/loadtest/bench/report"
 	"github.com/oncepay/oncepay/loadtest/bench/results"
 )
@@ -50,10 +50,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	b.res.Machine = describeMachine(ctx, cfg)
 	b.res.Commit = gitCommit(ctx, cfg.Repo)
 	b.res.Settings = results.Settings{
-		GoCount: cfg.GoCount, GoBenchtime: cfg.GoBenchtime, StepSeconds: int(cfg.Step.Seconds()),
-		PhaseSeconds: int(cfg.Phase.Seconds()), SustainSeconds: int(cfg.Sustain.Seconds()), Repeats: cfg.Repeats,
+		GoCount: cfg.GoCount, GoBenchtime: cfg.GoBenchtime, PhaseSeconds: int(cfg.Phase.Seconds()), SustainSeconds: int(cfg.Sustain.Seconds()), Repeats: cfg.Repeats,
 		SaturationVUs: cfg.SatVUs, LatencyRate: cfg.LatencyRate, WorkerConcurrency: cfg.WorkerConcurrency,
 		PSPLatency: cfg.PSPLatency,
+	}
+	if p, err := results.LoadPeer(cfg.Peer); err == nil {
+		b.res.Peer = p
+	} else if !errors.Is(err, os.ErrNotExist) {
+		b.note("peer results: %v", err)
 	}
 	b.logf("results in %s (quick=%v, phases %v); load average before: %v", cfg.Out, cfg.Quick, cfg.Phases, b.res.Machine.LoadBefore)
 
@@ -93,10 +97,9 @@ func (b *bench) logf(format string, args ...any) {
 	fmt.Fprintf(b.out, "%s bench: %s\n", time.Now().UTC().Format("15:04:05"), fmt.Sprintf(format, args...))
 }
 
-// phase records the load average as a phase starts.
+// phase logs the start of a phase with the load average.
 func (b *bench) phase(name string) {
 	la := cpu.LoadAvg()
-	b.res.Load = append(b.res.Load, results.LoadSample{Phase: name, At: time.Now(), Load: la})
 	b.logf("== %s (load average %.2f %.2f %.2f)", name, la[0], la[1], la[2])
 }
 
@@ -118,8 +121,6 @@ func (b *bench) runPhases(ctx context.Context) error {
 		fn   func(context.Context) error
 	}{
 		{"go", b.goBench},
-		{"ceilings", b.ceilings},
-		{"colocated", b.colocated},
 		{"e2e", b.e2e},
 	}
 	for _, s := range steps {
@@ -143,3 +144,32 @@ func renderReport(dir string, w io.Writer) error {
 	}
 	return report.Write(r, dir, w)
 }
+
+// command runs argv to completion within timeout, in dir, with env added to
+// the environment (proc.Run); its output goes to logs/<name>.log too.
+func (b *bench) command(ctx context.Context, name string, timeout time.Duration, dir string, env []string, argv ...string) (proc.Result, error) {
+	logf, err := os.OpenFile(b.logPath(name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return proc.Result{}, err
+	}
+	defer logf.Close()
+	return proc.Run(ctx, proc.Spec{Name: name, Argv: argv, Env: env, Dir: dir, Log: logf}, timeout)
+}
+
+// start starts a long-running process of the run, its output in
+// logs/<name>.log.
+func (b *bench) start(name string, argv, env []string) (*proc.Proc, error) {
+	logf, err := os.OpenFile(b.logPath(name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	p, err := b.procs.Start(proc.Spec{Name: name, Argv: argv, Env: env, Dir: b.cfg.Out, Log: logf})
+	if err != nil {
+		logf.Close()
+		return nil, err
+	}
+	go func() { <-p.Done(); logf.Close() }()
+	return p, nil
+}
+
+func (b *bench) logPath(name string) string { return filepath.Join(b.cfg.Out, "logs", name+".log") }

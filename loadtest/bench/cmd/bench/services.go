@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/oncepay/oncepay/loadtest/bench/proc"
+	"github.com/oncepay/oncepay/internal/proc"
 )
 
 // merchantKeys are the demo keys of scripts/local; bench.js uses merchant_a.
@@ -29,22 +29,9 @@ type variant struct {
 	Workers  []string
 	Exchange string
 	Queue    string
-	APIBin   string // the api binary; empty: the one built from this tree
+	Build    string // suffix of the api's and workers' binaries: "" or "-compare"
 
 	apiProcs, workerProcs []*proc.Proc
-}
-
-// teachingSuffix names the binaries of the teaching build (-tags compare),
-// which alone accept an IDEM_STRATEGY other than oncepay.
-const teachingSuffix = "-teaching"
-
-// bin returns the path of the variant's binary of service svc (api,
-// worker): the teaching build's for a strategy other than oncepay.
-func (v *variant) bin(b *bench, svc string) string {
-	if v.Strategy != "oncepay" {
-		return b.bin(svc + teachingSuffix)
-	}
-	return b.bin(svc)
 }
 
 // targets is the TARGETS value for bench.js.
@@ -64,99 +51,98 @@ func pids(ps []*proc.Proc) []int {
 	return out
 }
 
-const pspAddr = "127.0.0.1:9189"
+// addr is 127.0.0.1 at port base+n.
+func addr(base, n int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(base+n)) }
 
-func newVariants() (on, off *variant) {
-	on = &variant{Name: "on", Strategy: "oncepay", APIs: []string{"127.0.0.1:9180", "127.0.0.1:9182"},
-		Workers: []string{"127.0.0.1:9181", "127.0.0.1:9183"}, Exchange: "payments", Queue: "payments.charge"}
-	off = &variant{Name: "off", Strategy: "off", APIs: []string{"127.0.0.1:9184", "127.0.0.1:9186"},
-		Workers: []string{"127.0.0.1:9185", "127.0.0.1:9187"}, Exchange: "payments_off", Queue: "payments_off.charge"}
+// newVariants returns the two copies, on ports base to base+7; the psp
+// listens on base+9 (pspAddr).
+func newVariants(base int) (on, off *variant) {
+	on = &variant{Name: "on", Strategy: "oncepay", APIs: []string{addr(base, 0), addr(base, 2)},
+		Workers: []string{addr(base, 1), addr(base, 3)}, Exchange: "payments", Queue: "payments.charge"}
+	off = &variant{Name: "off", Strategy: "off", APIs: []string{addr(base, 4), addr(base, 6)},
+		Workers: []string{addr(base, 5), addr(base, 7)}, Exchange: "payments_off", Queue: "payments_off.charge", Build: "-compare"}
 	return on, off
 }
 
-func (b *bench) logPath(name string) string { return filepath.Join(b.cfg.Out, "logs", name+".log") }
+func (b *bench) pspAddr() string { return addr(b.cfg.PortBase, 9) }
 
 // startPSP starts the psp simulator with scripts/local's latency.
 func (b *bench) startPSP(ctx context.Context) (*proc.Proc, error) {
-	env := []string{"PSP_LISTEN_ADDR=" + pspAddr, "PSP_OPS_ADDR=" + opsAddr(pspAddr), "PSP_DATABASE_URL=" + withDB(b.cfg.AdminDB, dbPSP),
+	env := []string{"PSP_LISTEN_ADDR=" + b.pspAddr(), "PSP_OPS_ADDR=" + opsAddr(b.pspAddr()), "PSP_DATABASE_URL=" + withDB(b.cfg.AdminDB, dbPSP),
 		"PSP_LATENCY=" + b.cfg.PSPLatency, "PSP_LATENCY_JITTER=25ms", "PSP_SHUTDOWN_GRACE=10s", "LOG_LEVEL=info"}
-	p, err := b.procs.Start("psp", []string{b.bin("psp")}, env, b.cfg.Out, b.logPath("psp"))
+	p, err := b.start("psp", []string{b.bin("psp")}, env)
 	if err != nil {
 		return nil, err
 	}
-	return p, b.waitReady(ctx, p, opsAddr(pspAddr))
+	return p, b.waitReady(ctx, p, opsAddr(b.pspAddr()))
 }
 
-// startAPIs starts the variant's api replicas.
+// startAPIs starts the copy's api replicas and waits until they are ready.
 func (b *bench) startAPIs(ctx context.Context, v *variant) error {
-	for i, addr := range v.APIs {
-		name := fmt.Sprintf("api-%s-%d", v.Name, i+1)
-		env := []string{"REDIS_URL=" + b.cfg.RedisURL, "DATABASE_URL=" + withDB(b.cfg.AdminDB, dbE2E), "AMQP_URL=" + b.cfg.AMQPURL,
-			"API_LISTEN_ADDR=" + addr, "API_OPS_ADDR=" + opsAddr(addr), "API_MERCHANT_KEYS=" + merchantKeys, "API_INSTANCE=" + name,
-			"IDEM_LEASE=10s", "SHUTDOWN_GRACE=10s", "LOG_LEVEL=info", "AMQP_EXCHANGE=" + v.Exchange, "AMQP_QUEUE=" + v.Queue,
-			"IDEM_STRATEGY=" + v.Strategy}
-		if b.cfg.Profile {
-			env = append(env, "API_PPROF_ADDR="+pprofAddr(addr))
-		}
-		bin := v.bin(b, "api")
-		if v.APIBin != "" {
-			bin = v.APIBin
-		}
-		p, err := b.procs.Start(name, []string{bin}, env, b.cfg.Out, b.logPath(name))
-		if err != nil {
-			return err
-		}
-		v.apiProcs = append(v.apiProcs, p)
-	}
-	for i, p := range v.apiProcs {
-		if err := b.waitReady(ctx, p, opsAddr(v.APIs[i])); err != nil {
-			return err
-		}
-	}
-	return nil
+	ps, err := b.startReplicas(ctx, v, "api", v.APIs, func(name, addr string) []string {
+		return []string{"API_LISTEN_ADDR=" + addr, "API_OPS_ADDR=" + opsAddr(addr), "API_MERCHANT_KEYS=" + merchantKeys,
+			"API_INSTANCE=" + name, "API_PPROF_ADDR=" + b.pprof(addr), "IDEM_LEASE=10s", "SHUTDOWN_GRACE=10s"}
+	}, opsAddr)
+	v.apiProcs = ps
+	return err
 }
 
-// startWorkers starts the variant's workers.
+// startWorkers starts the copy's workers and waits until they are ready.
 func (b *bench) startWorkers(ctx context.Context, v *variant) error {
-	for i, addr := range v.Workers {
-		name := fmt.Sprintf("worker-%s-%d", v.Name, i+1)
-		env := []string{"REDIS_URL=" + b.cfg.RedisURL, "DATABASE_URL=" + withDB(b.cfg.AdminDB, dbE2E), "AMQP_URL=" + b.cfg.AMQPURL,
-			"WORKER_LISTEN_ADDR=" + addr, "WORKER_INSTANCE=" + name, "PSP_URL=http://" + pspAddr,
-			"IDEM_LEASE=15s", "WORKER_RETRY_DELAYS=1s,5s,15s", "SHUTDOWN_GRACE=20s", "LOG_LEVEL=info",
-			"WORKER_CONCURRENCY=" + strconv.Itoa(b.cfg.WorkerConcurrency),
-			"WORKER_PREFETCH=" + strconv.Itoa(2*b.cfg.WorkerConcurrency),
-			"AMQP_EXCHANGE=" + v.Exchange, "AMQP_QUEUE=" + v.Queue, "IDEM_STRATEGY=" + v.Strategy}
-		if b.cfg.Profile {
-			env = append(env, "WORKER_PPROF_ADDR="+pprofAddr(addr))
-		}
-		p, err := b.procs.Start(name, []string{v.bin(b, "worker")}, env, b.cfg.Out, b.logPath(name))
+	ps, err := b.startReplicas(ctx, v, "worker", v.Workers, func(name, addr string) []string {
+		return []string{"WORKER_LISTEN_ADDR=" + addr, "WORKER_INSTANCE=" + name, "WORKER_PPROF_ADDR=" + b.pprof(addr),
+			"PSP_URL=http://" + b.pspAddr(), "IDEM_LEASE=15s", "WORKER_RETRY_DELAYS=1s,5s,15s", "SHUTDOWN_GRACE=20s",
+			"WORKER_CONCURRENCY=" + strconv.Itoa(b.cfg.WorkerConcurrency), "WORKER_PREFETCH=" + strconv.Itoa(2*b.cfg.WorkerConcurrency)}
+	}, func(addr string) string { return addr })
+	v.workerProcs = ps
+	return err
+}
+
+// startReplicas starts program once per address of addrs, named
+// <program>-<copy>-<n>, with the copy's shared settings and env(name,
+// addr), then waits until each answers /readyz at ready(addr).
+func (b *bench) startReplicas(ctx context.Context, v *variant, program string, addrs []string,
+	env func(name, addr string) []string, ready func(addr string) string) ([]*proc.Proc, error) {
+	var ps []*proc.Proc
+	for i, addr := range addrs {
+		name := fmt.Sprintf("%s-%s-%d", program, v.Name, i+1)
+		p, err := b.start(name, []string{b.bin(program + v.Build)}, append(env(name, addr), "REDIS_URL="+b.cfg.RedisURL,
+			"DATABASE_URL="+withDB(b.cfg.AdminDB, dbE2E), "AMQP_URL="+b.cfg.AMQPURL, "AMQP_EXCHANGE="+v.Exchange,
+			"AMQP_QUEUE="+v.Queue, "IDEM_STRATEGY="+v.Strategy, "LOG_LEVEL=info"))
 		if err != nil {
-			return err
+			return ps, err
 		}
-		v.workerProcs = append(v.workerProcs, p)
+		ps = append(ps, p)
 	}
-	for i, p := range v.workerProcs {
-		if err := b.waitReady(ctx, p, v.Workers[i]); err != nil {
-			return err
+	for i, p := range ps {
+		if err := b.waitReady(ctx, p, ready(addrs[i])); err != nil {
+			return ps, err
 		}
 	}
-	return nil
+	return ps, nil
 }
 
 // opsAddr is the ops listener (/livez, /readyz, /metrics) of the api or
-// the psp on addr: its port + 200.
-func opsAddr(addr string) string {
-	host, port, _ := net.SplitHostPort(addr)
-	n, _ := strconv.Atoi(port)
-	return net.JoinHostPort(host, strconv.Itoa(n+200))
+// the psp on addr: its port + 20.
+func opsAddr(addr string) string { return shift(addr, 20) }
+
+// pprofAddr is where a service listening on addr serves pprof (port + 10)
+// when BENCH_PROFILE is set.
+func pprofAddr(addr string) string { return shift(addr, 10) }
+
+// pprof is the pprof address of a service on addr with BENCH_PROFILE, else
+// empty (no pprof listener).
+func (b *bench) pprof(addr string) string {
+	if !b.cfg.Profile {
+		return ""
+	}
+	return pprofAddr(addr)
 }
 
-// pprofAddr is where a service listening on addr serves pprof (port + 100)
-// when BENCH_PROFILE is set.
-func pprofAddr(addr string) string {
+func shift(addr string, by int) string {
 	host, port, _ := net.SplitHostPort(addr)
 	n, _ := strconv.Atoi(port)
-	return net.JoinHostPort(host, strconv.Itoa(n+100))
+	return net.JoinHostPort(host, strconv.Itoa(n+by))
 }
 
 // profile takes a CPU profile of seconds from every api and worker of v,
@@ -184,7 +170,7 @@ func (b *bench) profile(ctx context.Context, name string, v *variant, seconds in
 				return
 			}
 			top, _ := b.command(ctx, "pprof", time.Minute, dir, nil, "go", "tool", "pprof", "-top", "-nodecount=60", path)
-			_ = os.WriteFile(strings.TrimSuffix(path, ".pprof")+".top.txt", []byte(top), 0o644)
+			_ = os.WriteFile(strings.TrimSuffix(path, ".pprof")+".top.txt", []byte(top.Out), 0o644)
 		}()
 	}
 	return wg.Wait
@@ -200,24 +186,10 @@ func (b *bench) stopWorkers(v *variant) {
 
 // waitReady waits up to a minute for addr's /readyz to answer 200.
 func (b *bench) waitReady(ctx context.Context, p *proc.Proc, addr string) error {
-	deadline := time.Now().Add(time.Minute)
-	client := &http.Client{Timeout: 2 * time.Second}
-	for {
-		if p.Exited() {
-			return fmt.Errorf("%s exited at start; see %s", p.Name, p.Log)
-		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/readyz", nil)
-		if resp, err := client.Do(req); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("%s not ready on %s after a minute; see %s", p.Name, addr, p.Log)
-		}
-		time.Sleep(200 * time.Millisecond)
+	if err := proc.WaitHTTP(ctx, p, "http://"+addr+"/readyz", time.Minute); err != nil {
+		return fmt.Errorf("%w; see %s", err, b.logPath(p.Name))
 	}
+	return nil
 }
 
 // settled sums worker_messages_total{outcome="charged"|"declined"} over the

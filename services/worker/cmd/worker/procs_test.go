@@ -8,15 +8,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/oncepay/oncepay/internal/proc"
 )
 
 // builds compiles the psp and worker binaries once per test run, into a
@@ -170,33 +170,32 @@ func (s *logSink) waitAddr(t testing.TB, name string, exited <-chan error) strin
 // process is a started binary.
 type process struct {
 	name  string
-	cmd   *exec.Cmd
+	p     *proc.Proc
 	logs  *logSink
 	addr  string
 	ops   string // the ops listener's address; the worker's addr too (it has no other listener)
 	admin string // the psp's admin listener's address; "" for the others
-	done  chan error
 }
 
 // startProcess runs bin with env (and nothing else from the test's
 // environment but PATH), waits for its "listening" line, and stops it with
-// SIGTERM at cleanup unless the test killed it.
+// SIGTERM (SIGKILL after 15 s) at cleanup unless the test killed it.
 func startProcess(t testing.TB, name, bin string, env map[string]string) *process {
 	t.Helper()
-	p := &process{name: name, cmd: exec.Command(bin), logs: newLogSink(), done: make(chan error, 1)}
-	p.cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	s := proc.Spec{Name: name, Argv: []string{bin}, OnlyEnv: true, Log: newLogSink()}
 	for k, v := range env {
-		p.cmd.Env = append(p.cmd.Env, k+"="+v)
+		s.Env = append(s.Env, k+"="+v)
 	}
-	p.cmd.Stdout = p.logs
-	p.cmd.Stderr = p.logs
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", name, err)
+	p := &process{name: name, logs: s.Log.(*logSink)}
+	var err error
+	if p.p, err = proc.Start(s); err != nil {
+		t.Fatal(err)
 	}
-	go func() { p.done <- p.cmd.Wait() }()
 	p.logs.dumpOnFailure(t, name)
-	t.Cleanup(func() { p.stop(t) })
-	p.addr = p.logs.waitAddr(t, name, p.done)
+	t.Cleanup(func() { _ = p.p.Stop(15 * time.Second) })
+	exited := make(chan error, 1)
+	go func() { <-p.p.Done(); exited <- p.p.Err() }()
+	p.addr = p.logs.waitAddr(t, name, exited)
 	p.logs.mu.Lock()
 	p.ops, p.admin = p.logs.ops, p.logs.admin
 	p.logs.mu.Unlock()
@@ -206,59 +205,16 @@ func startProcess(t testing.TB, name, bin string, env map[string]string) *proces
 // kill sends SIGKILL and waits for the process to be gone.
 func (p *process) kill(t testing.TB) {
 	t.Helper()
-	if p.cmd.ProcessState != nil {
-		return
-	}
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Logf("kill %s: %v", p.name, err)
-	}
-	<-p.done
-	p.done <- nil
-	t.Logf("%s (pid %d) killed", p.name, p.cmd.Process.Pid)
-}
-
-// stop sends SIGTERM and waits up to 15s, then SIGKILL.
-func (p *process) stop(t testing.TB) {
-	select {
-	case err := <-p.done:
-		p.done <- err
-		return
-	default:
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-p.done:
-		p.done <- err
-	case <-time.After(15 * time.Second):
-		_ = p.cmd.Process.Kill()
-		p.done <- <-p.done
-	}
+	p.p.Kill()
+	t.Logf("%s (pid %d) killed", p.name, p.p.PID)
 }
 
 // waitReady polls http://addr/readyz until it answers 200.
 func waitReady(t testing.TB, addr string, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	var last string
-	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/readyz", nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			last = string(b)
-			if resp.StatusCode == http.StatusOK {
-				cancel()
-				return
-			}
-		} else {
-			last = err.Error()
-		}
-		cancel()
-		time.Sleep(50 * time.Millisecond)
+	if err := proc.WaitHTTP(context.Background(), nil, "http://"+addr+"/readyz", within); err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("%s/readyz not 200 within %s; last answer: %s", addr, within, last)
 }
 
 // scanLines calls f for each line of r until it returns false.

@@ -1,0 +1,3 @@
+module github.com/oncepay/oncepay/internal/proc
+
+go 1.26.0
