@@ -22,7 +22,7 @@ import (
 // for how long. The Node client (node/client.mjs) takes the same flags.
 type ClientConfig struct {
 	Addr        string        // Redis address, host:port
-	Lib         string        // LibIdem or LibIdemPipelined
+	Lib         string        // LibIdem, LibIdemUnbatched or LibIdemAuto
 	Op          string        // OpFresh or OpReplay
 	Concurrency int           // callers at once
 	Duration    time.Duration // measured window
@@ -55,19 +55,22 @@ func RunClient(ctx context.Context, cfg ClientConfig, stdin io.Reader, stdout io
 	rdb := redis.NewClient(&redis.Options{Addr: cfg.Addr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	var scripter redis.Scripter = rdb
+	icfg := idem.Config{Lease: 30 * time.Second, Retention: 24 * time.Hour}
 	switch cfg.Lib {
 	case LibIdem:
-	case LibIdemPipelined:
+	case LibIdemUnbatched:
+		icfg.Unbatched = true
+	case LibIdemAuto:
 		ap, err := rdb.AutoPipeline()
 		if err != nil {
 			return fmt.Errorf("autopipeline: %w", err)
 		}
 		defer ap.Close()
-		scripter = ap
+		scripter = ap // no Pipeline method: the store does not batch
 	default:
 		return fmt.Errorf("client: unknown library %q", cfg.Lib)
 	}
-	store := idem.New(scripter, idem.Config{Lease: 30 * time.Second, Retention: 24 * time.Hour})
+	store := idem.New(scripter, icfg)
 
 	var seq atomic.Int64
 	key := func(tag string) (idem.Key, error) {

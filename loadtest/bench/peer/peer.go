@@ -24,9 +24,10 @@ import (
 
 // Libraries, as named in results.
 const (
-	LibIdem          = "idem"           // pkg/idem on a go-redis client (pool, one command per connection)
-	LibIdemPipelined = "idem-pipelined" // pkg/idem on go-redis's AutoPipeline
-	LibPeer          = "powertools"     // AWS Powertools idempotency, CachePersistenceLayer, @redis/client
+	LibIdem          = "idem"              // pkg/idem as configured by default (its own batching)
+	LibIdemUnbatched = "idem-unbatched"    // pkg/idem with Config.Unbatched: one call per pooled connection
+	LibIdemAuto      = "idem-autopipeline" // pkg/idem, unbatched, on go-redis's AutoPipeline
+	LibPeer          = "powertools"        // AWS Powertools idempotency, CachePersistenceLayer, @redis/client
 )
 
 // Operations.

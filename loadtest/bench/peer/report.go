@@ -39,8 +39,9 @@ func Table(r *Results) string {
 }
 
 var libColors = map[string]color.Color{
-	LibIdem:          color.RGBA{R: 0x99, G: 0xbb, B: 0xdd, A: 0xff},
-	LibIdemPipelined: color.RGBA{R: 0x22, G: 0x55, B: 0x99, A: 0xff},
+	LibIdem:          color.RGBA{R: 0x22, G: 0x55, B: 0x99, A: 0xff},
+	LibIdemUnbatched: color.RGBA{R: 0x99, G: 0xbb, B: 0xdd, A: 0xff},
+	LibIdemAuto:      color.RGBA{R: 0x66, G: 0x99, B: 0x66, A: 0xff},
 	LibPeer:          color.RGBA{R: 0xdd, G: 0x88, B: 0x33, A: 0xff},
 }
 

@@ -33,7 +33,7 @@ func targets(sum []Summary) []Target {
 		return nil
 	}
 	var out []Target
-	for _, lib := range []string{LibIdem, LibIdemPipelined} {
+	for _, lib := range []string{LibIdem, LibIdemUnbatched, LibIdemAuto} {
 		for _, t := range []struct {
 			name, op string
 			ratio    func(a, p *Summary) float64

@@ -55,7 +55,7 @@ func runBench(ctx context.Context, self string, args []string, stdout, stderr io
 	rounds := fs.Int("rounds", 3, "interleaved rounds (the summary is their median)")
 	duration := fs.Duration("duration", 5*time.Second, "measured window per cell")
 	warmup := fs.Duration("warmup", 2*time.Second, "warm-up per cell")
-	libs := fs.String("libs", strings.Join([]string{peer.LibIdem, peer.LibIdemPipelined, peer.LibPeer}, ","), "libraries")
+	libs := fs.String("libs", strings.Join([]string{peer.LibIdem, peer.LibIdemUnbatched, peer.LibPeer}, ","), "libraries")
 	concs := fs.String("c", "1,64", "concurrencies")
 	ops := fs.String("ops", peer.OpFresh+","+peer.OpReplay, "operations")
 	if err := fs.Parse(args); err != nil {
@@ -118,7 +118,7 @@ func runClient(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	fs.SetOutput(stderr)
 	var cfg peer.ClientConfig
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:6425", "Redis address")
-	fs.StringVar(&cfg.Lib, "lib", peer.LibIdem, "library: "+peer.LibIdem+" or "+peer.LibIdemPipelined)
+	fs.StringVar(&cfg.Lib, "lib", peer.LibIdem, "library: "+strings.Join([]string{peer.LibIdem, peer.LibIdemUnbatched, peer.LibIdemAuto}, ", "))
 	fs.StringVar(&cfg.Op, "op", peer.OpFresh, "operation: fresh or replay")
 	fs.IntVar(&cfg.Concurrency, "c", 1, "concurrency")
 	secs := fs.Float64("duration", 5, "measured seconds")
