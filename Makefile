@@ -247,6 +247,12 @@ bench-go: benchstat ## only the pkg/idem Go benchmarks: BENCH_GO_COUNT (8) inter
 	$(GO) build -o $(BENCH_BIN) ./loadtest/bench/cmd/bench
 	BENCH_PHASES=go $(BENCH_HARNESS) run -- $(BENCH_BIN)
 
+.PHONY: bench-peer
+bench-peer: ## pkg/idem against AWS Powertools idempotency on a private Redis (port 6425, ~6 min); results in .run/bench/peer (BENCH_PEER_OUT, BENCH_PEER_FLAGS)
+	cd loadtest/bench/peer/node && npm ci --no-audit --no-fund --loglevel=error
+	$(GO) build -o .run/bench/benchpeer ./loadtest/bench/peer/cmd/benchpeer
+	.run/bench/benchpeer run -out $(or $(BENCH_PEER_OUT),.run/bench/peer) $(BENCH_PEER_FLAGS)
+
 .PHONY: bench-report
 bench-report: ## render report.md and the plots of the last bench run again (BENCH_DIR=<run dir> for another)
 	$(GO) run ./loadtest/bench/cmd/bench report $(or $(BENCH_DIR),.run/bench/latest)

@@ -4,7 +4,8 @@
 -- ARGV[1]  stage name
 -- ARGV[2]  owner token returned with ACQUIRED
 -- ARGV[3]  result (opaque bytes; replayed byte for byte by begin)
--- ARGV[4]  retention in milliseconds (the key TTL is raised to at least this)
+-- ARGV[4]  retention in milliseconds (the key TTL is raised to at least this;
+--          PEXPIRE GT, Redis 7.0 or later: a key without a TTL keeps none)
 -- ARGV[5]  optional fingerprint: when given, it replaces the stage's <s>:fp,
 --          so that begin replays the result to requests with this fingerprint
 --          and answers MISMATCH to every other, the caller's own included.
@@ -32,8 +33,5 @@ if ARGV[5] then
   redis.call('HSET', KEYS[1], s .. ':fp', ARGV[5])
 end
 redis.call('HDEL', KEYS[1], s .. ':lease')
-local keep = tonumber(ARGV[4])
-if redis.call('PTTL', KEYS[1]) < keep then
-  redis.call('PEXPIRE', KEYS[1], keep)
-end
+redis.call('PEXPIRE', KEYS[1], ARGV[4], 'GT')
 return 'OK'

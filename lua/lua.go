@@ -4,6 +4,7 @@
 //
 // The scripts are plain files so that they can be read, reviewed and loaded
 // with redis-cli on their own; this package only embeds them for Go callers.
+// They need Redis 7.0 or later (complete.lua uses PEXPIRE GT).
 package lua
 
 import _ "embed"

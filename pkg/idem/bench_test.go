@@ -119,24 +119,24 @@ func BenchmarkKeep(b *testing.B) {
 }
 
 // BenchmarkBeginCompleteConcurrent runs Begin+Complete from several callers
-// at once, as an api or a worker under load does, through a plain client
-// (one round trip per call, each on a pooled connection of its own) and
-// through go-redis's auto-pipeliner (calls made while a batch is in flight
-// go out together in the next one). Besides the time per operation it
-// reports the CPU Redis and this process spent per operation
-// (redis-us/op, client-us/op): the boundary's cost on a shared machine.
-// The auto-pipeliner is measured here only: it is EXPERIMENTAL in go-redis,
-// it does not honour a command's context once queued (Config.Timeout
-// relies on it), and on the 2-core machine of docs/PERFORMANCE.md it cost
-// more client CPU than the plain client at 4 callers and less throughput
-// at 16. make bench leaves this benchmark out; run it with
-// go test -run '^$' -bench BeginCompleteConcurrent ./pkg/idem.
+// at once, as an api or a worker under load does: through the store's own
+// batching (the default: the calls made while a batch is in flight go out
+// together in the next one), unbatched (Config.Unbatched: one round trip
+// per call, each on a pooled connection of its own), and unbatched on
+// go-redis's auto-pipeliner (EXPERIMENTAL in go-redis; its blocking face
+// does not honour a command's context once queued, which Config.Timeout
+// relies on). Besides the time per operation it reports the CPU Redis and
+// this process spent per operation (redis-us/op, client-us/op): the
+// boundary's cost on a shared machine. make bench leaves this benchmark
+// out; run it with go test -run '^$' -bench BeginCompleteConcurrent
+// ./pkg/idem.
 func BenchmarkBeginCompleteConcurrent(b *testing.B) {
-	for _, mode := range []string{"plain", "autopipeline"} {
-		for _, callers := range []int{1, 4, 16} {
+	for _, mode := range []string{"batched", "unbatched", "autopipeline"} {
+		for _, callers := range []int{1, 4, 16, 64} {
 			b.Run(fmt.Sprintf("%s/callers=%d", mode, callers), func(b *testing.B) {
 				rdb := benchClient(b)
 				var scripter redis.Scripter = rdb
+				cfg := idem.Config{Retention: time.Minute, Unbatched: mode == "unbatched"}
 				if mode == "autopipeline" {
 					ap, err := rdb.AutoPipeline()
 					if err != nil {
@@ -145,7 +145,7 @@ func BenchmarkBeginCompleteConcurrent(b *testing.B) {
 					b.Cleanup(func() { ap.Close() })
 					scripter = ap
 				}
-				s := idem.New(scripter, idem.Config{Retention: time.Minute})
+				s := idem.New(scripter, cfg)
 				ctx := context.Background()
 				prefix := redistest.Name(b, "conc")
 				result := []byte(`{"status":202,"body":"eyJpZCI6InBheV8xIn0="}`)

@@ -4,7 +4,8 @@
 // One Redis hash per logical operation, idem:v1:{<merchant>:<key>}, holds the
 // fields of every stage ("api", "charge", ...), so HGETALL shows the whole life
 // of a payment. Every transition is one Lua script from the lua package, run
-// with go-redis Script.Run (EVALSHA, falling back to EVAL on NOSCRIPT):
+// with EVALSHA (falling back to EVAL on NOSCRIPT); the scripts of concurrent
+// calls share pipelines (Config.Unbatched):
 //
 //	Begin(stage)   absent or lease expired -> PENDING, caller owns a Lease
 //	               PENDING, live lease     -> ErrInProgress (with time left)

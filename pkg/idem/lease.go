@@ -7,8 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Lease is the caller's ownership of one stage, returned by Begin with
@@ -101,12 +99,11 @@ func (l *Lease) Extend(ctx context.Context) error {
 	return l.run(ctx, OpExtend, l.store.extend, l.store.cfg.Lease.Milliseconds())
 }
 
-func (l *Lease) run(ctx context.Context, op Op, script *redis.Script, args ...any) error {
+func (l *Lease) run(ctx context.Context, op Op, sc script, args ...any) error {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, l.store.cfg.Timeout)
 	defer cancel()
-	res, err := script.Run(ctx, l.store.rdb, []string{l.key.String()},
-		append([]any{l.stage, l.owner}, args...)...).Result()
+	res, err := l.store.eval(ctx, sc, l.key.String(), append([]any{l.stage, l.owner}, args...)...)
 	switch {
 	case err != nil:
 		err = unavailable(string(op), l.key, err)

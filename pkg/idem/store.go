@@ -33,6 +33,14 @@ type Config struct {
 	// Observe, if set, is called after every operation (for metrics). It
 	// must be safe for concurrent use and fast.
 	Observe func(Event)
+	// Unbatched sends every script on its own, one pooled connection per
+	// call. By default a Store whose client has Pipeline (*redis.Client,
+	// *redis.ClusterClient, *redis.Ring) sends the scripts of concurrent
+	// calls together: the calls made while one batch is in flight go out
+	// as the next, in one pipeline. A call that finds no batch in flight
+	// is sent at once from its own goroutine. Either way every call is
+	// bounded by Timeout and keeps the same contract.
+	Unbatched bool
 }
 
 // Store runs the boundary's scripts on one Redis. It is safe for concurrent
@@ -40,11 +48,13 @@ type Config struct {
 type Store struct {
 	rdb                              redis.Scripter
 	cfg                              Config
-	begin, complete, release, extend *redis.Script
+	pipe                             *pipe // nil: every call on its own
+	begin, complete, release, extend script
 }
 
 // New returns a Store on rdb (a *redis.Client, *redis.ClusterClient or
-// *redis.Ring).
+// *redis.Ring; another redis.Scripter is used without batching, see
+// Config.Unbatched).
 func New(rdb redis.Scripter, cfg Config) *Store {
 	if cfg.Lease <= 0 {
 		cfg.Lease = 30 * time.Second
@@ -58,14 +68,18 @@ func New(rdb redis.Scripter, cfg Config) *Store {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = time.Second
 	}
-	return &Store{
+	s := &Store{
 		rdb:      rdb,
 		cfg:      cfg,
-		begin:    redis.NewScript(lua.Begin()),
-		complete: redis.NewScript(lua.Complete()),
-		release:  redis.NewScript(lua.Release()),
-		extend:   redis.NewScript(lua.Extend()),
+		begin:    newScript(lua.Begin()),
+		complete: newScript(lua.Complete()),
+		release:  newScript(lua.Release()),
+		extend:   newScript(lua.Extend()),
 	}
+	if p, ok := rdb.(pipeliner); ok && !cfg.Unbatched {
+		s.pipe = &pipe{rdb: p, timeout: cfg.Timeout}
+	}
+	return s
 }
 
 // defaultMargin is a tenth of lease, at least 100ms, at most half of lease.
@@ -131,8 +145,12 @@ func (s *Store) Begin(ctx context.Context, k Key, stage, fingerprint string) (Cl
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	sent := time.Now() // at or before the send: the lease's deadline counts from it
-	res, err := s.begin.Run(ctx, s.rdb, []string{k.String()},
-		stage, owner, fingerprint, s.cfg.Lease.Milliseconds(), s.cfg.Retention.Milliseconds()).Slice()
+	reply, err := s.eval(ctx, s.begin, k.String(),
+		stage, owner, fingerprint, s.cfg.Lease.Milliseconds(), s.cfg.Retention.Milliseconds())
+	res, ok := reply.([]any)
+	if err == nil && !ok {
+		err = fmt.Errorf("unexpected reply %v", reply)
+	}
 	claim, err := s.parseBegin(k, stage, owner, res, err)
 	if claim.Lease != nil {
 		claim.Lease.sent = sent

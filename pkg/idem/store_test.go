@@ -403,3 +403,57 @@ func TestObserveReportsOutcomes(t *testing.T) {
 		t.Fatalf("observed %v, want %v", got, want)
 	}
 }
+
+// TestCompleteRaisesTheTTLNeverShortensIt: Complete raises the key's TTL to
+// the retention when it is shorter and leaves a longer one alone (another
+// stage's longer retention).
+func TestCompleteRaisesTheTTLNeverShortensIt(t *testing.T) {
+	t.Parallel()
+	short, rdb := newStore(t, idem.Config{Retention: time.Hour})
+	long := idem.New(rdb, idem.Config{Retention: 3 * time.Hour})
+	ctx := context.Background()
+	ttl := func(k idem.Key) time.Duration {
+		t.Helper()
+		d, err := rdb.PTTL(ctx, k.String()).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+
+	k := newKey(t)
+	api := begin(t, short, k, "api", "fp")
+	if err := rdb.PExpire(ctx, k.String(), time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := api.Lease.Complete(ctx, []byte("r")); err != nil {
+		t.Fatal(err)
+	}
+	if got := ttl(k); got < time.Hour-time.Minute || got > time.Hour {
+		t.Errorf("TTL after Complete on a 1m TTL = %s, want raised to about 1h", got)
+	}
+
+	charge := begin(t, long, k, "charge", "fp")
+	api2 := begin(t, short, k, "api", "fp") // replay: a read, TTL untouched
+	if api2.Outcome != idem.Completed {
+		t.Fatalf("api replay = %v, want completed", api2.Outcome)
+	}
+	if err := charge.Lease.Complete(ctx, []byte("c")); err != nil {
+		t.Fatal(err)
+	}
+	k2 := newKey(t)
+	a := begin(t, long, k2, "api", "fp")
+	b := begin(t, short, k2, "charge", "fp")
+	if err := b.Lease.Complete(ctx, []byte("c")); err != nil {
+		t.Fatal(err)
+	}
+	if got := ttl(k2); got < 3*time.Hour-time.Minute {
+		t.Errorf("TTL after a 1h Complete on a 3h key = %s, want about 3h (never shortened)", got)
+	}
+	if err := a.Lease.Complete(ctx, []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	if got := ttl(k); got < 3*time.Hour-time.Minute {
+		t.Errorf("TTL after a 3h Complete = %s, want about 3h", got)
+	}
+}

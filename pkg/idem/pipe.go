@@ -1,0 +1,146 @@
+package idem
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// maxBatch bounds the scripts sent in one pipeline.
+const maxBatch = 128
+
+// pipeliner is what a batching Store needs of its client: *redis.Client,
+// *redis.ClusterClient and *redis.Ring have it.
+type pipeliner interface {
+	redis.Scripter
+	Process(ctx context.Context, cmd redis.Cmder) error
+	Pipeline() redis.Pipeliner
+}
+
+// pipe sends the scripts of concurrent callers together. A caller that
+// finds no batch in flight sends its own script at once, in its own
+// goroutine; scripts that arrive while a batch is in flight queue up and go
+// out as the next batch, one pipeline (one write and one read on one
+// connection) for up to maxBatch of them. At most one batch is in flight,
+// so a lone caller pays no hand-off and a loaded Redis reads many scripts
+// per system call.
+type pipe struct {
+	rdb     pipeliner
+	timeout time.Duration // bounds one batch
+
+	mu    sync.Mutex
+	busy  bool // a batch is being sent; queued calls wait for the next
+	queue []*call
+}
+
+type call struct {
+	cmd  *redis.Cmd
+	done chan struct{} // closed when cmd has its reply or error
+}
+
+// do sends cmd in the next batch and waits for its reply or for ctx to
+// end. When ctx ends first, it returns ctx's error and the script may still
+// run later: its outcome is unknown, as with any timed-out call. cmd must
+// not be read after do returns ctx's error.
+func (p *pipe) do(ctx context.Context, cmd *redis.Cmd) (any, error) {
+	c := &call{cmd: cmd, done: make(chan struct{})}
+	p.mu.Lock()
+	p.queue = append(p.queue, c)
+	lead := !p.busy
+	p.busy = true
+	p.mu.Unlock()
+	if lead {
+		// This caller sends the queue (its own call first) now; what
+		// queues meanwhile is sent by a goroutine that lives while calls
+		// keep arriving, so that no caller waits for other callers' batches.
+		if p.flush() {
+			go p.drain()
+		}
+	}
+	select {
+	case <-c.done:
+		return cmd.Result()
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// flush sends one batch and reports whether calls are queued for the next;
+// when none are, the pipe is idle again.
+func (p *pipe) flush() (more bool) {
+	p.mu.Lock()
+	n := min(len(p.queue), maxBatch)
+	batch := p.queue[:n:n]
+	p.queue = p.queue[n:]
+	if len(p.queue) == 0 {
+		p.queue = nil
+	}
+	p.mu.Unlock()
+
+	if len(batch) > 0 {
+		p.send(batch)
+	}
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.queue) == 0 {
+		p.busy = false
+		return false
+	}
+	return true
+}
+
+func (p *pipe) drain() {
+	for p.flush() {
+	}
+}
+
+func (p *pipe) send(batch []*call) {
+	ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
+	defer cancel()
+	if len(batch) == 1 {
+		_ = p.rdb.Process(ctx, batch[0].cmd)
+	} else {
+		pl := p.rdb.Pipeline()
+		for _, c := range batch {
+			_ = pl.Process(ctx, c.cmd)
+		}
+		_, _ = pl.Exec(ctx) // every command carries its own reply or error
+	}
+	for _, c := range batch {
+		close(c.done)
+	}
+}
+
+// script is one boundary script: its SHA1 for EVALSHA and its source for
+// the EVAL that loads it when Redis answers NOSCRIPT.
+type script struct {
+	*redis.Script
+	src string
+}
+
+func newScript(src string) script {
+	return script{Script: redis.NewScript(src), src: src}
+}
+
+// eval runs sc on key through the store's pipe, or on its own when the
+// store does not batch, with EVALSHA and, on NOSCRIPT, EVAL (what
+// redis.Script.Run does).
+func (s *Store) eval(ctx context.Context, sc script, key string, args ...any) (any, error) {
+	if s.pipe == nil {
+		return sc.Run(ctx, s.rdb, []string{key}, args...).Result()
+	}
+	res, err := s.pipe.do(ctx, evalCmd(ctx, "evalsha", sc.Hash(), key, args))
+	if redis.HasErrorPrefix(err, "NOSCRIPT") {
+		return s.pipe.do(ctx, evalCmd(ctx, "eval", sc.src, key, args))
+	}
+	return res, err
+}
+
+func evalCmd(ctx context.Context, name, script, key string, args []any) *redis.Cmd {
+	a := make([]any, 0, 4+len(args))
+	a = append(a, name, script, 1, key)
+	return redis.NewCmd(ctx, append(a, args...)...)
+}
