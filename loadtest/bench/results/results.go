@@ -105,17 +105,37 @@ func (p *Peer) Row(library, mode string, concurrency int) (PeerRow, bool) {
 	return PeerRow{}, false
 }
 
-// LoadPeer reads a peer results JSON ({"rows": [...]}, see PeerRow).
+// LoadPeer reads the peer phase's results.json (loadtest/bench/peer's
+// Results: its "summary", the medians per library, operation and
+// concurrency) as rows: library "idem" becomes "pkg/idem", "powertools"
+// becomes "peer"; other libraries (pkg/idem unbatched) are left out.
 func LoadPeer(path string) (*Peer, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	p := &Peer{}
-	if err := json.Unmarshal(b, p); err != nil {
+	var in struct {
+		Summary []struct {
+			Lib         string  `json:"lib"`
+			Op          string  `json:"op"`
+			Concurrency int     `json:"concurrency"`
+			OpsPerSec   float64 `json:"ops_per_s"`
+			TotalCPUus  float64 `json:"total_cpu_us_per_op"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	p.Source = path
+	libs := map[string]string{"idem": "pkg/idem", "powertools": "peer"}
+	p := &Peer{Source: path}
+	for _, s := range in.Summary {
+		if lib, ok := libs[s.Lib]; ok {
+			p.Rows = append(p.Rows, PeerRow{Library: lib, Mode: s.Op, Concurrency: s.Concurrency, OpsPerSec: s.OpsPerSec, CPUMicrosPerOp: s.TotalCPUus})
+		}
+	}
+	if len(p.Rows) == 0 {
+		return nil, fmt.Errorf("%s: no pkg/idem or peer rows in its summary", path)
+	}
 	return p, nil
 }
 

@@ -74,11 +74,12 @@ func sample(t *testing.T, peer string) *results.Results {
 
 func TestTargets(t *testing.T) {
 	t.Parallel()
-	r := sample(t, `{"rows": [
-		{"library": "pkg/idem", "mode": "fresh", "concurrency": 64, "ops_per_sec": 24000, "cpu_us_per_op": 40},
-		{"library": "peer", "mode": "fresh", "concurrency": 64, "ops_per_sec": 20000, "cpu_us_per_op": 56},
-		{"library": "pkg/idem", "mode": "replay", "concurrency": 64, "ops_per_sec": 40000, "cpu_us_per_op": 40},
-		{"library": "peer", "mode": "replay", "concurrency": 64, "ops_per_sec": 23000, "cpu_us_per_op": 49}]}`)
+	r := sample(t, `{"summary": [
+		{"lib": "idem", "op": "fresh", "concurrency": 64, "ops_per_s": 24000, "total_cpu_us_per_op": 40},
+		{"lib": "idem-unbatched", "op": "fresh", "concurrency": 64, "ops_per_s": 1, "total_cpu_us_per_op": 1},
+		{"lib": "powertools", "op": "fresh", "concurrency": 64, "ops_per_s": 20000, "total_cpu_us_per_op": 56},
+		{"lib": "idem", "op": "replay", "concurrency": 64, "ops_per_s": 40000, "total_cpu_us_per_op": 40},
+		{"lib": "powertools", "op": "replay", "concurrency": 64, "ops_per_s": 23000, "total_cpu_us_per_op": 49}]}`)
 	got := map[string]results.Target{}
 	for _, tt := range r.Targets() {
 		got[tt.Name[:2]] = tt
