@@ -52,14 +52,19 @@ func (t *Tracing) Enabled() bool { return t != nil && t.tp != nil }
 
 // Setup reads the tracing configuration through getenv and, if tracing is
 // on, installs the global tracer provider and propagator for service (the
-// service.name resource attribute, unless OTEL_SERVICE_NAME overrides it).
-// It fails only when the exporter cannot be built from the environment.
-func Setup(ctx context.Context, service string, getenv func(string) string) (*Tracing, error) {
+// service.name resource attribute, unless OTEL_SERVICE_NAME overrides it)
+// and instance (service.instance.id, omitted when ""). It fails only when
+// the exporter cannot be built from the environment.
+func Setup(ctx context.Context, service, instance string, getenv func(string) string) (*Tracing, error) {
 	if !On(getenv) {
 		return &Tracing{}, nil
 	}
 	if name := strings.TrimSpace(getenv(EnvServiceName)); name != "" {
 		service = name
+	}
+	res := []attribute.KeyValue{attribute.String("service.name", service)}
+	if instance != "" {
+		res = append(res, attribute.String("service.instance.id", instance))
 	}
 	exp, err := otlptracehttp.New(ctx)
 	if err != nil {
@@ -68,7 +73,7 @@ func Setup(ctx context.Context, service string, getenv func(string) string) (*Tr
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithBatcher(exp),
 		sdktrace.WithSpanProcessor(keyProcessor{}),
-		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", service))),
+		sdktrace.WithResource(resource.NewSchemaless(res...)),
 	)
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))

@@ -34,7 +34,7 @@ func TestOn(t *testing.T) {
 // Off, Setup installs nothing and every hook hands back what it got.
 func TestOffIsIdentity(t *testing.T) {
 	t.Parallel()
-	tr, err := Setup(context.Background(), "api", env(nil))
+	tr, err := Setup(context.Background(), "api", "", env(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

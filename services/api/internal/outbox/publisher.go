@@ -266,7 +266,11 @@ func (p *Publisher) watch(what string, states <-chan *amqp.StateChanged, open *a
 // broker returned m as unroutable (and it starts a declaration of the
 // topology, for the next attempt), ErrNacked for a negative confirm, or the
 // context's error. After any error m may or may not have reached a queue.
-func (p *Publisher) Publish(ctx context.Context, m Message) error {
+// The publish is a producer span, child of the span in ctx, whose context
+// the message carries in its traceparent header.
+func (p *Publisher) Publish(ctx context.Context, m Message) (err error) {
+	ctx, span := startPublish(ctx, p.cfg.Topology.Exchange, m)
+	defer func() { endPublish(span, err) }()
 	p.mu.Lock()
 	ch, rets := p.ch, p.returns
 	p.mu.Unlock()
@@ -290,7 +294,9 @@ func (p *Publisher) Publish(ctx context.Context, m Message) error {
 
 // confirm publishes m, mandatory, and waits for its confirm.
 func (p *Publisher) confirm(ctx context.Context, ch *amqp.Channel, m Message) (ack bool, err error) {
-	dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, p.cfg.Topology.Exchange, m.RoutingKey, true, false, m.publishing())
+	pub := m.publishing()
+	inject(ctx, pub.Headers)
+	dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, p.cfg.Topology.Exchange, m.RoutingKey, true, false, pub)
 	if err != nil {
 		return false, fmt.Errorf("publish %s: %w", m.PaymentID, err)
 	}
