@@ -18,6 +18,7 @@ import (
 	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/pkg/service/pgpool"
 	"github.com/oncepay/oncepay/pkg/service/pprofserve"
+	"github.com/oncepay/oncepay/pkg/service/trace"
 	"github.com/oncepay/oncepay/services/psp/pspclient"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -54,6 +55,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	log := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel})).
 		With("service", "worker", "instance", cfg.Instance)
+	tr, err := trace.Setup(ctx, "worker", cfg.Instance, getenv)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := tr.Shutdown(sctx); err != nil {
+			log.Warn("tracing: spans not exported", "err", err)
+		}
+	}()
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -69,6 +81,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	ropt.ContextTimeoutEnabled = true
 	rdb := redis.NewClient(ropt)
 	defer rdb.Close()
+	if err := tr.Redis(rdb); err != nil {
+		return err
+	}
 	idemCfg := idem.Config{Lease: cfg.Lease, Retention: cfg.Retention, Timeout: cfg.IdemTimeout, Observe: m.Boundary}
 	store := idem.New(rdb, idemCfg)
 	boundary, pspKey := charge.IdemBoundary(store), charge.PSPKey
@@ -79,7 +94,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		go warnLoudly(ctx, log, cfg.Strategy, time.Minute)
 	}
 
-	pool, err := pgpool.New(ctx, cfg.DatabaseURL, cfg.PG)
+	pool, err := pgpool.New(ctx, cfg.DatabaseURL, cfg.PG, tr.Postgres)
 	if err != nil {
 		return fmt.Errorf("postgres pool: %w", err)
 	}
@@ -88,7 +103,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConnsPerHost = cfg.Concurrency
-	psp := pspclient.New(cfg.PSPURL, &http.Client{Transport: transport})
+	psp := pspclient.New(cfg.PSPURL, &http.Client{Transport: tr.Transport(transport)})
 
 	conn, err := broker.Dial(cfg.AMQPURL, broker.DialConfig{
 		Name: "oncepay-worker " + cfg.Instance, RetryInterval: cfg.ReconnectInterval,

@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/oncepay/oncepay/pkg/service/trace"
 	"github.com/oncepay/oncepay/services/api/internal/config"
 	"github.com/oncepay/oncepay/services/api/migrations"
 )
@@ -46,7 +48,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	return serve(ctx, cfg, newLogger(stdout, cfg.LogLevel, cfg.Instance))
+	log := newLogger(stdout, cfg.LogLevel, cfg.Instance)
+	tr, err := trace.Setup(ctx, "api", cfg.Instance, getenv)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := tr.Shutdown(sctx); err != nil {
+			log.Warn("tracing: spans not exported", "err", err)
+		}
+	}()
+	return serve(ctx, cfg, tr, log)
 }
 
 func newLogger(w io.Writer, level slog.Level, instance string) *slog.Logger {

@@ -16,6 +16,7 @@ import (
 	"github.com/oncepay/oncepay/pkg/service/ops"
 	"github.com/oncepay/oncepay/pkg/service/pgpool"
 	"github.com/oncepay/oncepay/pkg/service/pprofserve"
+	"github.com/oncepay/oncepay/pkg/service/trace"
 	"github.com/oncepay/oncepay/services/api/internal/auth"
 	"github.com/oncepay/oncepay/services/api/internal/config"
 	"github.com/oncepay/oncepay/services/api/internal/httpapi"
@@ -34,7 +35,7 @@ import (
 // the relay, wait for inline publishes, close RabbitMQ, Redis and
 // Postgres, all within SHUTDOWN_GRACE of the signal. It does not need
 // Redis or RabbitMQ to be up to start; readiness reports them.
-func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
+func serve(ctx context.Context, cfg config.Serve, tr *trace.Tracing, log *slog.Logger) error {
 	log.Info("starting", "config", cfg)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -59,7 +60,7 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 			return err
 		}
 	}
-	pool, err := pgpool.New(ctx, cfg.DatabaseURL, cfg.PG)
+	pool, err := pgpool.New(ctx, cfg.DatabaseURL, cfg.PG, tr.Postgres)
 	if err != nil {
 		_ = ln.Close()
 		return fmt.Errorf("postgres pool: %w", err)
@@ -73,6 +74,11 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 	}
 	redisOpt.ContextTimeoutEnabled = true
 	rdb := redis.NewClient(redisOpt)
+	if err := tr.Redis(rdb); err != nil {
+		_ = ln.Close()
+		pool.Close()
+		return err
+	}
 	idemCfg := idem.Config{Lease: cfg.IdemLease, Retention: cfg.IdemRetention, Timeout: cfg.IdemTimeout, Observe: m.ObserveIdem}
 	boundary := idem.New(rdb, idemCfg)
 	// how full the boundary's Redis is, read at each scrape (alerts warn before it refuses writes)
@@ -111,7 +117,7 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 		opsDeps.Details = map[string]string{"idempotency_strategy": string(cfg.IdemStrategy), "warning": cfg.IdemStrategy.Warning()}
 		go warnLoudly(ctx, log, cfg.IdemStrategy, time.Minute)
 	}
-	srv := httpserver.New(httpapi.NewServer(httpapi.Deps{
+	srv := httpserver.New(tr.Handler(httpapi.NewServer(httpapi.Deps{
 		Logger:      log,
 		Keys:        auth.NewKeyring(cfg.Merchants),
 		Boundary:    idempotency,
@@ -120,7 +126,7 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 		RateLimits:  httpapi.NewRateLimits(slices.Collect(maps.Keys(cfg.Merchants)), cfg.RateLimit, cfg.RateBurst),
 		WorkTimeout: cfg.IdemLease,
 		EndRetry:    cfg.IdemEndRetry,
-	}), log)
+	}), "api"), log)
 	opsSrv := httpserver.New(ops.NewHandler(opsDeps), log)
 	if cfg.PprofAddr != "" {
 		go pprofserve.Serve(ctx, cfg.PprofAddr, "API_PPROF_ADDR", log)

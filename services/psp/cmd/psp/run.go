@@ -21,6 +21,7 @@ import (
 	"github.com/oncepay/oncepay/pkg/service/httpserver"
 	"github.com/oncepay/oncepay/pkg/service/ops"
 	"github.com/oncepay/oncepay/pkg/service/pgpool"
+	"github.com/oncepay/oncepay/pkg/service/trace"
 	"github.com/oncepay/oncepay/services/psp/internal/faults"
 	"github.com/oncepay/oncepay/services/psp/internal/httpapi"
 	"github.com/oncepay/oncepay/services/psp/internal/ledger"
@@ -51,6 +52,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	tr, err := trace.Setup(ctx, "psp", "", getenv)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := tr.Shutdown(sctx); err != nil {
+			log.Warn("tracing: spans not exported", "err", err)
+		}
+	}()
 
 	if cmd == "migrate" || cfg.MigrateOnStart {
 		if err := migrate(ctx, cfg.DatabaseURL, log); err != nil {
@@ -60,12 +72,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if cmd == "migrate" {
 		return nil
 	}
-	pool, err := pgpool.New(ctx, cfg.DatabaseURL, cfg.PG)
+	pool, err := pgpool.New(ctx, cfg.DatabaseURL, cfg.PG, tr.Postgres)
 	if err != nil {
 		return fmt.Errorf("postgres pool: %w", err)
 	}
 	defer pool.Close()
-	return serve(ctx, cfg, log, pool)
+	return serve(ctx, cfg, tr, log, pool)
 }
 
 // migrate applies the migrations on a pool of its own, without the serving
@@ -83,7 +95,7 @@ func migrate(ctx context.Context, databaseURL string, log *slog.Logger) error {
 // serve runs the charges server on cfg.ListenAddr, the ops server on
 // cfg.OpsAddr and, when cfg.AdminAddr is set, the admin server there, until
 // ctx ends.
-func serve(ctx context.Context, cfg config, log *slog.Logger, pool *pgxpool.Pool) error {
+func serve(ctx context.Context, cfg config, tr *trace.Tracing, log *slog.Logger, pool *pgxpool.Pool) error {
 	inj, err := faults.New(cfg.Knobs)
 	if err != nil {
 		return err
@@ -101,7 +113,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, pool *pgxpool.Pool
 		Faults:  inj,
 		Metrics: metrics,
 	}
-	srv := httpserver.New(httpapi.NewServer(deps), log)
+	srv := httpserver.New(tr.Handler(httpapi.NewServer(deps), "psp"), log)
 	opsSrv := httpserver.New(ops.NewHandler(ops.Deps{
 		Log:      log.With("component", "ops"),
 		Checks:   []ops.Check{{Name: "postgres", Required: true, Fn: pool.Ping}},

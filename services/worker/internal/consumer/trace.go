@@ -22,12 +22,12 @@ const tracerName = "github.com/oncepay/oncepay/services/worker/internal/consumer
 // every span started under the returned context gets too.
 func startDelivery(ctx context.Context, d amqp.Delivery, m Message) (context.Context, trace.Span) {
 	ctx = otel.GetTextMapPropagator().Extract(ctx, message.Carrier(d.Headers))
-	ctx, span := otel.Tracer(tracerName).Start(ctx, d.RoutingKey+" process",
+	ctx, span := otel.Tracer(tracerName).Start(ctx, message.RoutingKey+" process",
 		trace.WithSpanKind(trace.SpanKindConsumer),
 		trace.WithAttributes(
 			attribute.String("messaging.system", "rabbitmq"),
 			attribute.String("messaging.operation.type", "process"),
-			attribute.String("messaging.destination.name", d.Exchange),
+			attribute.String("messaging.destination.name", d.Exchange), // "" for a retry copy (default exchange)
 			attribute.String("messaging.rabbitmq.destination.routing_key", d.RoutingKey),
 			attribute.String("messaging.message.id", m.ID),
 			attribute.Int("messaging.rabbitmq.attempt", m.Attempt),
