@@ -27,7 +27,7 @@ func (b *bench) build(ctx context.Context) error {
 	// api and psp are always built: prepare migrates with them.
 	pkgs := map[string]string{"api": "./services/api/cmd/api", "psp": "./services/psp/cmd/psp"}
 	if ph["e2e"] {
-		pkgs["worker"] = "./services/worker"
+		pkgs["worker"] = "./services/worker/cmd/worker"
 	}
 	if ph["colocated"] {
 		pkgs["benchstage"] = "./loadtest/bench/cmd/benchstage"

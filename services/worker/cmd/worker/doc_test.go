@@ -11,7 +11,7 @@ import (
 )
 
 // configurationDoc is the configuration reference, from this package.
-var configurationDoc = filepath.Join("..", "..", "docs", "configuration.md")
+var configurationDoc = filepath.Join("..", "..", "..", "..", "docs", "configuration.md")
 
 // TestConfigurationDoc fails when docs/configuration.md and the code
 // disagree: a variable read but not documented, documented but not read,

@@ -17,7 +17,7 @@ func TestWorkerKilledMidChargeIsTakenOver(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, map[string]string{"PSP_LATENCY": "3s"})
 	bin := filepath.Join(t.TempDir(), "worker")
-	if err := goBuild(t, bin, "github.com/oncepay/oncepay/services/worker"); err != nil {
+	if err := goBuild(t, bin, "github.com/oncepay/oncepay/services/worker/cmd/worker"); err != nil {
 		t.Fatal(err)
 	}
 	short := map[string]string{"IDEM_LEASE": "2s", "IDEM_TIMEOUT": "300ms"}
