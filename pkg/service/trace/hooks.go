@@ -21,6 +21,15 @@ func (t *Tracing) Handler(h http.Handler, operation string) http.Handler {
 	return otelhttp.NewHandler(h, operation)
 }
 
+// Tracer returns the named tracer of the provider Setup installed, or nil
+// when tracing is off, for code that skips its spans on nil.
+func (t *Tracing) Tracer(name string) trace.Tracer {
+	if !t.Enabled() {
+		return nil
+	}
+	return t.tp.Tracer(name)
+}
+
 // Transport returns rt wrapped in an otelhttp client transport: one client
 // span per request, its context sent as traceparent (rt unchanged when
 // tracing is off). A nil rt means http.DefaultTransport.

@@ -87,6 +87,7 @@ func serve(ctx context.Context, cfg config.Serve, tr *trace.Tracing, log *slog.L
 	pub := outbox.NewPublisher(outbox.PublisherConfig{
 		URL: cfg.AMQPURL, ConnectionName: "oncepay-api/" + cfg.Instance,
 		Topology: message.Topology{Exchange: cfg.AMQPExchange, Queue: cfg.AMQPQueue, DeliveryLimit: cfg.AMQPDeliveryLimit},
+		Tracer:   tr.Tracer("github.com/oncepay/oncepay/services/api/internal/outbox"),
 	}, log.With("component", "amqp"))
 	pub.Start()
 	box := outbox.New(pool, pub, m, log.With("component", "outbox"), outbox.Config{

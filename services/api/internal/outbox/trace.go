@@ -12,14 +12,12 @@ import (
 	oncetrace "github.com/oncepay/oncepay/pkg/service/trace"
 )
 
-const tracerName = "github.com/oncepay/oncepay/services/api/internal/outbox"
-
 // startPublish starts the producer span of one publish of m to exchange,
 // a child of the span in ctx (the request's, for the publish right after
 // the commit; none for the relay's), carrying the payment's merchant and
 // idempotency key.
-func startPublish(ctx context.Context, exchange string, m Message) (context.Context, trace.Span) {
-	return otel.Tracer(tracerName).Start(ctx, exchange+" publish",
+func startPublish(ctx context.Context, tracer trace.Tracer, exchange string, m Message) (context.Context, trace.Span) {
+	return tracer.Start(ctx, exchange+" publish",
 		trace.WithSpanKind(trace.SpanKindProducer),
 		trace.WithAttributes(
 			attribute.String("messaging.system", "rabbitmq"),
@@ -43,7 +41,6 @@ func endPublish(span trace.Span, err error) {
 
 // inject writes the context of the span in ctx into the headers of p
 // (traceparent, tracestate), so that the consumer's span joins the trace.
-// With tracing off the global propagator writes nothing.
 func inject(ctx context.Context, headers map[string]any) {
 	otel.GetTextMapPropagator().Inject(ctx, message.Carrier(headers))
 }

@@ -35,7 +35,7 @@ func TestTraceFollowsTheKeyThroughATakeover(t *testing.T) {
 		"API_MERCHANT_KEYS": e.merchant + "=" + apiKey, "API_INSTANCE": "api-1",
 	}))
 	waitReady(t, api.ops, 10*time.Second)
-	bin := bins.binary(t, "worker", "github.com/oncepay/oncepay/services/worker")
+	bin := bins.binary(t, "worker", "github.com/oncepay/oncepay/services/worker/cmd/worker")
 	short := traced(map[string]string{"IDEM_LEASE": "2s", "IDEM_TIMEOUT": "300ms"})
 	a := startProcess(t, "worker-a", bin, e.workerEnv("worker-a", short))
 	waitReady(t, a.addr, 10*time.Second)
