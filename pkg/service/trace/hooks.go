@@ -61,7 +61,7 @@ func (t *Tracing) Postgres(cfg *pgxpool.Config) {
 	if !t.Enabled() {
 		return
 	}
-	cfg.ConnConfig.Tracer = otelpgx.NewTracer(otelpgx.WithDisableAcquireTracer(), otelpgx.WithTrimSQLInSpanName())
+	cfg.ConnConfig.Tracer = otelpgx.NewTracer(otelpgx.WithDisableAcquireTracer())
 }
 
 // Route returns middleware for a router that knows, once it has routed a

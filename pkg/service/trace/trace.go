@@ -13,8 +13,9 @@
 // the W3C trace-context and baggage propagators as the process's global
 // OpenTelemetry provider and propagator, which otelhttp, redisotel, otelpgx
 // and otel.Tracer use. The exporter reads the other standard variables
-// itself (OTEL_EXPORTER_OTLP_HEADERS, OTEL_BSP_SCHEDULE_DELAY,
-// OTEL_TRACES_SAMPLER, ...).
+// itself (OTEL_EXPORTER_OTLP_HEADERS, OTEL_BSP_SCHEDULE_DELAY, ...);
+// Setup reads OTEL_TRACES_SAMPLER (see sampler). A client span (Redis,
+// Postgres, HTTP) that has no parent is never recorded.
 package trace
 
 import (
@@ -66,12 +67,17 @@ func Setup(ctx context.Context, service, instance string, getenv func(string) st
 	if instance != "" {
 		res = append(res, attribute.String("service.instance.id", instance))
 	}
+	smp, err := sampler(getenv)
+	if err != nil {
+		return nil, err
+	}
 	exp, err := otlptracehttp.New(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("otlp trace exporter: %w", err)
 	}
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithBatcher(exp),
+		sdktrace.WithSampler(smp),
 		sdktrace.WithSpanProcessor(keyProcessor{}),
 		sdktrace.WithResource(resource.NewSchemaless(res...)),
 	)

@@ -3,11 +3,13 @@ package trace
 import (
 	"context"
 	"net/http"
+	"slices"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -80,6 +82,40 @@ func TestWithKeyStampsChildSpans(t *testing.T) {
 		}
 		if got[AttrMerchant] != "m_1" || got[AttrIdempotencyKey] != "key-1" {
 			t.Errorf("span %s attributes %v, want merchant m_1 and key key-1", s.Name(), got)
+		}
+	}
+}
+
+// Client spans that would start a trace (a readiness ping, a polling
+// query) are dropped; spans under a request, and requests, are kept.
+func TestSamplerDropsOrphanClientSpans(t *testing.T) {
+	t.Parallel()
+	smp, err := sampler(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(smp), sdktrace.WithSpanProcessor(rec))
+	tracer := tp.Tracer("test")
+	_, ping := tracer.Start(context.Background(), "ping", trace.WithSpanKind(trace.SpanKindClient))
+	ping.End()
+	ctx, req := tracer.Start(context.Background(), "POST /v1/payments", trace.WithSpanKind(trace.SpanKindServer))
+	_, q := tracer.Start(ctx, "INSERT", trace.WithSpanKind(trace.SpanKindClient))
+	q.End()
+	req.End()
+	var names []string
+	for _, s := range rec.Ended() {
+		names = append(names, s.Name())
+	}
+	if want := []string{"INSERT", "POST /v1/payments"}; !slices.Equal(names, want) {
+		t.Errorf("recorded %v, want %v", names, want)
+	}
+	for _, bad := range []map[string]string{
+		{EnvSampler: "jaeger_remote"},
+		{EnvSampler: "traceidratio", EnvSamplerArg: "2"},
+	} {
+		if _, err := sampler(env(bad)); err == nil {
+			t.Errorf("sampler(%v): no error", bad)
 		}
 	}
 }
