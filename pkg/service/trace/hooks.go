@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/extra/redisotel/v9"
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -54,9 +55,9 @@ func (t *Tracing) Redis(rdb *redis.Client) error {
 }
 
 // Postgres adds a span per query, batch and connect to the pool that cfg
-// configures (otelpgx; the SQL text is recorded, never the arguments; pool
-// acquires get no span of their own). It
-// does nothing when tracing is off. Call it before pgxpool.NewWithConfig.
+// configures (otelpgx: the SQL text is recorded, never the arguments; pool
+// acquires get no span of their own). It does nothing when tracing is off.
+// Call it before pgxpool.NewWithConfig.
 func (t *Tracing) Postgres(cfg *pgxpool.Config) {
 	if !t.Enabled() {
 		return
@@ -79,7 +80,7 @@ func Route(pattern func(*http.Request) string) func(http.Handler) http.Handler {
 			}
 			if p := pattern(r); p != "" {
 				span.SetName(r.Method + " " + p)
-				span.SetAttributes(semconvRoute(p))
+				span.SetAttributes(attribute.String("http.route", p))
 			}
 		})
 	}
