@@ -59,7 +59,8 @@ func (o *Outbox) Run(ctx context.Context) {
 func (o *Outbox) RelayOnce(ctx context.Context) (int, error) {
 	published := 0
 	err := pgx.BeginFunc(ctx, o.pool, func(tx pgx.Tx) error {
-		rows, _ := tx.Query(ctx, `SELECT id, payment_id, merchant_id, idempotency_key, routing_key, payload, created_at
+		rows, _ := tx.Query(ctx, `SELECT id, payment_id, merchant_id, idempotency_key, routing_key, payload, created_at,
+				coalesce(trace_parent, '')
 			FROM outbox
 			WHERE published_at IS NULL AND created_at < now() - $1::float8 * interval '1 second'
 			ORDER BY id LIMIT $2
