@@ -21,7 +21,9 @@ import (
 )
 
 // Message is one outbox row: what will be published and to where. The
-// field order matches the columns read by the relay.
+// field order matches the columns read by the relay; TraceParent is read
+// apart (db:"-"), so that a positional scan of the other columns still
+// fits.
 type Message struct {
 	ID             int64 // outbox row id, set by Insert
 	PaymentID      string
@@ -32,7 +34,7 @@ type Message struct {
 	CreatedAt      time.Time // set by Insert (the database clock)
 	// TraceParent is the W3C traceparent of the request that wrote the
 	// row, set by Insert when the request was traced; "" otherwise.
-	TraceParent string
+	TraceParent string `db:"-"`
 }
 
 // NewPaymentInitiated returns the unsaved outbox message announcing e.

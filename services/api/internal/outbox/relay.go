@@ -65,7 +65,12 @@ func (o *Outbox) RelayOnce(ctx context.Context) (int, error) {
 			WHERE published_at IS NULL AND created_at < now() - $1::float8 * interval '1 second'
 			ORDER BY id LIMIT $2
 			FOR UPDATE SKIP LOCKED`, o.cfg.RelayAge.Seconds(), o.cfg.BatchSize)
-		due, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Message])
+		due, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Message, error) {
+			var m Message
+			err := row.Scan(&m.ID, &m.PaymentID, &m.MerchantID, &m.IdempotencyKey, &m.RoutingKey, &m.Payload,
+				&m.CreatedAt, &m.TraceParent)
+			return m, err
+		})
 		if err != nil {
 			return fmt.Errorf("select due outbox rows: %w", err)
 		}
