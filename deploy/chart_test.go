@@ -49,6 +49,7 @@ var valueSets = []valueSet{
 	{name: "no-networkpolicy", set: []string{"networkPolicy.enabled=false"}},
 	{name: "kind", files: []string{"deploy/kind/values.yaml"}},
 	{name: "registry", files: []string{"deploy/testdata/values-registry.yaml"}},
+	{name: "otlp-endpoint", set: []string{"tracing.otlpEndpoint=http://collector.observability:4318"}},
 }
 
 // rendered is one rendered manifest, decoded.

@@ -118,7 +118,7 @@ func TestComposeConfig(t *testing.T) {
 
 var (
 	coreServices  = []string{"redis", "postgres", "rabbitmq", "migrate", "psp", "api-1", "api-2", "worker-1", "worker-2"}
-	observability = []string{"prometheus", "grafana"}
+	observability = []string{"prometheus", "grafana", "jaeger"}
 )
 
 func TestComposeServices(t *testing.T) {
@@ -137,7 +137,7 @@ func TestComposeServices(t *testing.T) {
 	for name, svc := range cf.Services {
 		inCore := slices.Contains(coreServices, name)
 		if inCore == slices.Contains(svc.Profiles, "observability") {
-			t.Errorf("%s: profiles %v: the core services have none, prometheus and grafana are in observability", name, svc.Profiles)
+			t.Errorf("%s: profiles %v: the core services have none, prometheus, grafana and jaeger are in observability", name, svc.Profiles)
 		}
 		if _, tag, ok := strings.Cut(svc.Image[strings.LastIndex(svc.Image, "/")+1:], ":"); !ok || tag == "" || tag == "latest" {
 			t.Errorf("%s: image %q needs an explicit tag other than latest", name, svc.Image)

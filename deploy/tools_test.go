@@ -128,7 +128,7 @@ func (e *cmdError) Error() string {
 var envLiteral = regexp.MustCompile(`"([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"`)
 
 // serviceEnvNames returns every "UPPER_CASE" string literal in the non-test
-// Go files of services/<svc>: a superset of the environment variables the
+// Go files of services/<svc> and pkg/service/trace: a superset of the environment variables the
 // service reads. Deployment files must only set names from this set.
 func serviceEnvNames(t testing.TB, svc string) map[string]bool {
 	t.Helper()
@@ -140,7 +140,25 @@ func serviceEnvNames(t testing.TB, svc string) map[string]bool {
 	}
 	dir := filepath.Join(repoRoot(t), "services", svc)
 	m := map[string]bool{}
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+	if err := walkEnvNames(dir, m); err != nil {
+		t.Fatalf("scan %s: %v", dir, err)
+	}
+	if len(m) == 0 {
+		t.Fatalf("no environment variable names found in %s", dir)
+	}
+	// the OTEL_* variables every service reads through pkg/service/trace
+	shared := filepath.Join(repoRoot(t), "pkg", "service", "trace")
+	if err := walkEnvNames(shared, m); err != nil {
+		t.Fatalf("scan %s: %v", shared, err)
+	}
+	envNames[svc] = m
+	return m
+}
+
+// walkEnvNames adds the environment variable names the non-test Go files
+// under dir mention to m.
+func walkEnvNames(dir string, m map[string]bool) error {
+	return filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
 			return err
 		}
@@ -153,14 +171,6 @@ func serviceEnvNames(t testing.TB, svc string) map[string]bool {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatalf("scan %s: %v", dir, err)
-	}
-	if len(m) == 0 {
-		t.Fatalf("no environment variable names found in %s", dir)
-	}
-	envNames[svc] = m
-	return m
 }
 
 var (

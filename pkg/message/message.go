@@ -7,7 +7,8 @@
 // A payment.initiated message is a persistent JSON body (PaymentInitiated)
 // whose message id is the payment id and whose headers x-idempotency-key
 // and x-merchant-id repeat the body's idempotency key and merchant, so a
-// consumer can log and scope a message before decoding its body.
+// consumer can log and scope a message before decoding its body. A traced
+// publisher adds the W3C traceparent and tracestate headers (Carrier).
 package message
 
 import (

@@ -13,8 +13,8 @@ import (
 // Postgres returns a pool on url whose connections have timeouts t
 // (pgpool.New; it does not connect yet), closed at shutdown (OnStop) and
 // required by readiness under the name "postgres".
-func (s *Service) Postgres(ctx context.Context, url string, t pgpool.Timeouts) (*pgxpool.Pool, error) {
-	pool, err := pgpool.New(ctx, url, t)
+func (s *Service) Postgres(ctx context.Context, url string, t pgpool.Timeouts, configure ...func(*pgxpool.Config)) (*pgxpool.Pool, error) {
+	pool, err := pgpool.New(ctx, url, t, configure...)
 	if err != nil {
 		return nil, fmt.Errorf("postgres pool: %w", err)
 	}

@@ -70,12 +70,16 @@ func Config(url string, t Timeouts) (*pgxpool.Config, error) {
 	return cfg, nil
 }
 
-// New returns a pool on url whose connections have timeouts t. Like
-// pgxpool.New, it does not connect yet.
-func New(ctx context.Context, url string, t Timeouts) (*pgxpool.Pool, error) {
+// New returns a pool on url whose connections have timeouts t, after each
+// of configure (e.g. trace.Tracing.Postgres) has changed its
+// configuration. Like pgxpool.New, it does not connect yet.
+func New(ctx context.Context, url string, t Timeouts, configure ...func(*pgxpool.Config)) (*pgxpool.Pool, error) {
 	cfg, err := Config(url, t)
 	if err != nil {
 		return nil, err
+	}
+	for _, f := range configure {
+		f(cfg)
 	}
 	return pgxpool.NewWithConfig(ctx, cfg)
 }

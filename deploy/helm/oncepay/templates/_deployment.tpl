@@ -66,6 +66,9 @@ spec:
           env:
             {{- .env | trim | nindent 12 }}
             - {name: LOG_LEVEL, value: {{ $c.logLevel | quote }}}
+            {{- with include "oncepay.otlpEndpoint" $ctx }}
+            - {name: OTEL_EXPORTER_OTLP_ENDPOINT, value: {{ . | quote }}}
+            {{- end }}
             {{- include "oncepay.extraEnv" $c.env | nindent 12 }}
           {{- include "oncepay.lifecycle" $c | nindent 10 }}
           startupProbe:

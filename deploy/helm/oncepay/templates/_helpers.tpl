@@ -193,3 +193,13 @@ crash-loop while the state services start. Kubernetes has no depends_on.
 {{- $port := dict "redis" 6379 "postgres" 5432 "rabbitmq" 5672 "psp" $ctx.Values.psp.port }}
 {{- printf "%s:%v" (include "oncepay.componentName" (dict "ctx" $ctx "component" $c)) (get $port $c) }}
 {{- end }}
+
+{{/* The OTLP/HTTP endpoint the services export traces to: tracing.otlpEndpoint,
+else the chart's Jaeger when enabled, else "" (tracing off). */}}
+{{- define "oncepay.otlpEndpoint" -}}
+{{- if .Values.tracing.otlpEndpoint -}}
+{{ .Values.tracing.otlpEndpoint }}
+{{- else if .Values.tracing.jaeger.enabled -}}
+http://{{ include "oncepay.componentName" (dict "ctx" . "component" "jaeger") }}:4318
+{{- end -}}
+{{- end }}

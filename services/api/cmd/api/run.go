@@ -8,9 +8,11 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncepay/oncepay/pkg/service"
+	"github.com/oncepay/oncepay/pkg/service/trace"
 	"github.com/oncepay/oncepay/services/api/internal/config"
 	"github.com/oncepay/oncepay/services/api/migrations"
 )
@@ -46,7 +48,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := checkStrategy(cfg.IdemStrategy); err != nil {
 		return err
 	}
-	return serve(ctx, cfg, service.NewLogger(stdout, cfg.LogLevel, "api", cfg.Instance))
+	log := service.NewLogger(stdout, cfg.LogLevel, "api", cfg.Instance)
+	tr, err := trace.Setup(ctx, "api", cfg.Instance, getenv)
+	if err != nil {
+		return err
+	}
+	defer tr.ShutdownWithin(ctx, 5*time.Second, log)
+	return serve(ctx, cfg, tr, log)
 }
 
 // migrate applies the embedded migrations; several replicas may run it at

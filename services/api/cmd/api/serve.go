@@ -12,6 +12,7 @@ import (
 	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/pkg/service"
 	"github.com/oncepay/oncepay/pkg/service/ops"
+	"github.com/oncepay/oncepay/pkg/service/trace"
 	"github.com/oncepay/oncepay/services/api/internal/auth"
 	"github.com/oncepay/oncepay/services/api/internal/config"
 	"github.com/oncepay/oncepay/services/api/internal/httpapi"
@@ -28,7 +29,7 @@ import (
 // inline publishes finish, RabbitMQ, Redis and Postgres close, all within
 // SHUTDOWN_GRACE of the signal. It does not need Redis or RabbitMQ to be up
 // to start; readiness reports them.
-func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
+func serve(ctx context.Context, cfg config.Serve, tr *trace.Tracing, log *slog.Logger) error {
 	log.Info("starting", "config", cfg)
 	reg := service.NewRegistry()
 	m := metrics.New(reg, cfg.Instance)
@@ -57,13 +58,16 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 			return err
 		}
 	}
-	pool, err := svc.Postgres(ctx, cfg.DatabaseURL, cfg.PG)
+	pool, err := svc.Postgres(ctx, cfg.DatabaseURL, cfg.PG, tr.Postgres)
 	if err != nil {
 		return err
 	}
 
 	rdb := redis.NewClient(redisOpt)
 	svc.OnStop("redis", func(context.Context) error { return rdb.Close() })
+	if err := tr.Redis(rdb); err != nil {
+		return err
+	}
 	svc.Check(ops.Check{Name: "redis", Required: true, Fn: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }})
 	idemCfg := idem.Config{Lease: cfg.IdemLease, Retention: cfg.IdemRetention, Timeout: cfg.IdemTimeout, Observe: m.ObserveIdem}
 	// how full the boundary's Redis is, read at each scrape (alerts warn before it refuses writes)
@@ -72,6 +76,7 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 	pub := outbox.NewPublisher(outbox.PublisherConfig{
 		URL: cfg.AMQPURL, ConnectionName: "oncepay-api/" + cfg.Instance,
 		Topology: message.Topology{Exchange: cfg.AMQPExchange, Queue: cfg.AMQPQueue, DeliveryLimit: cfg.AMQPDeliveryLimit},
+		Tracer:   tr.Tracer("github.com/oncepay/oncepay/services/api/internal/outbox"),
 	}, log.With("component", "amqp"))
 	pub.Start()
 	svc.OnStop("rabbitmq", func(context.Context) error { return pub.Close() })
@@ -99,7 +104,7 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 	if details != nil {
 		svc.Details(details)
 	}
-	srv.Handler = httpapi.NewServer(httpapi.Deps{
+	srv.Handler = tr.Handler(httpapi.NewServer(httpapi.Deps{
 		Logger:      log,
 		Keys:        auth.NewKeyring(cfg.Merchants),
 		Boundary:    boundary,
@@ -108,6 +113,6 @@ func serve(ctx context.Context, cfg config.Serve, log *slog.Logger) error {
 		RateLimits:  httpapi.NewRateLimits(slices.Collect(maps.Keys(cfg.Merchants)), cfg.RateLimit, cfg.RateBurst),
 		WorkTimeout: cfg.IdemLease,
 		EndRetry:    cfg.IdemEndRetry,
-	})
+	}), "api")
 	return svc.Run(ctx)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/oncepay/oncepay/pkg/idem"
+	"github.com/oncepay/oncepay/pkg/service/trace"
 	"github.com/oncepay/oncepay/services/api/internal/metrics"
 	"github.com/oncepay/oncepay/services/api/internal/payments"
 )
@@ -51,6 +52,9 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	infoFrom(r.Context()).key = key
+	if ctx := trace.WithKey(r.Context(), merchant, key); ctx != r.Context() { // tracing on
+		r = r.WithContext(ctx)
+	}
 	var req createPaymentRequest
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err

@@ -21,7 +21,9 @@ import (
 )
 
 // Message is one outbox row: what will be published and to where. The
-// field order matches the columns read by the relay.
+// field order matches the columns read by the relay; TraceParent is read
+// apart (db:"-"), so that a positional scan of the other columns still
+// fits.
 type Message struct {
 	ID             int64 // outbox row id, set by Insert
 	PaymentID      string
@@ -30,6 +32,9 @@ type Message struct {
 	RoutingKey     string
 	Payload        []byte    // the message body
 	CreatedAt      time.Time // set by Insert (the database clock)
+	// TraceParent is the W3C traceparent of the request that wrote the
+	// row, set by Insert when the request was traced; "" otherwise.
+	TraceParent string `db:"-"`
 }
 
 // NewPaymentInitiated returns the unsaved outbox message announcing e.
@@ -47,12 +52,15 @@ func NewPaymentInitiated(e message.PaymentInitiated) (Message, error) {
 	}, nil
 }
 
-// Insert writes m as an unpublished outbox row inside tx and sets m.ID and
-// m.CreatedAt. The row commits or rolls back with the caller's transaction.
+// Insert writes m as an unpublished outbox row inside tx and sets m.ID,
+// m.CreatedAt and, when ctx holds a traced span, m.TraceParent (stored with
+// the row, so that a later publish joins the trace). The row commits or
+// rolls back with the caller's transaction.
 func Insert(ctx context.Context, tx pgx.Tx, m *Message) error {
-	err := tx.QueryRow(ctx, `INSERT INTO outbox (payment_id, merchant_id, idempotency_key, routing_key, payload)
-		VALUES ($1, $2, $3, $4, $5) RETURNING id, created_at`,
-		m.PaymentID, m.MerchantID, m.IdempotencyKey, m.RoutingKey, m.Payload).Scan(&m.ID, &m.CreatedAt)
+	m.TraceParent = TraceParent(ctx)
+	err := tx.QueryRow(ctx, `INSERT INTO outbox (payment_id, merchant_id, idempotency_key, routing_key, payload, trace_parent)
+		VALUES ($1, $2, $3, $4, $5, NULLIF($6, '')) RETURNING id, created_at`,
+		m.PaymentID, m.MerchantID, m.IdempotencyKey, m.RoutingKey, m.Payload, m.TraceParent).Scan(&m.ID, &m.CreatedAt)
 	if err != nil {
 		return fmt.Errorf("insert outbox row for %s: %w", m.PaymentID, err)
 	}

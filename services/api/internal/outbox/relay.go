@@ -59,12 +59,18 @@ func (o *Outbox) Run(ctx context.Context) {
 func (o *Outbox) RelayOnce(ctx context.Context) (int, error) {
 	published := 0
 	err := pgx.BeginFunc(ctx, o.pool, func(tx pgx.Tx) error {
-		rows, _ := tx.Query(ctx, `SELECT id, payment_id, merchant_id, idempotency_key, routing_key, payload, created_at
+		rows, _ := tx.Query(ctx, `SELECT id, payment_id, merchant_id, idempotency_key, routing_key, payload, created_at,
+				coalesce(trace_parent, '')
 			FROM outbox
 			WHERE published_at IS NULL AND created_at < now() - $1::float8 * interval '1 second'
 			ORDER BY id LIMIT $2
 			FOR UPDATE SKIP LOCKED`, o.cfg.RelayAge.Seconds(), o.cfg.BatchSize)
-		due, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Message])
+		due, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Message, error) {
+			var m Message
+			err := row.Scan(&m.ID, &m.PaymentID, &m.MerchantID, &m.IdempotencyKey, &m.RoutingKey, &m.Payload,
+				&m.CreatedAt, &m.TraceParent)
+			return m, err
+		})
 		if err != nil {
 			return fmt.Errorf("select due outbox rows: %w", err)
 		}

@@ -37,7 +37,7 @@ func (o *Outbox) SweepOnce(ctx context.Context) (int, error) {
 	published := 0
 	err := pgx.BeginFunc(ctx, o.pool, func(tx pgx.Tx) error {
 		rows, _ := tx.Query(ctx, `SELECT o.id, o.payment_id, o.merchant_id, o.idempotency_key, o.routing_key, o.payload,
-				o.created_at, o.republished
+				o.created_at, coalesce(o.trace_parent, ''), o.republished
 			FROM payments p JOIN outbox o ON o.payment_id = p.id
 			WHERE p.status = 'pending' AND p.created_at < now() - $1::float8 * interval '1 second'
 				AND o.published_at IS NOT NULL
@@ -48,7 +48,7 @@ func (o *Outbox) SweepOnce(ctx context.Context) (int, error) {
 		batch, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (due, error) {
 			var d due
 			err := row.Scan(&d.ID, &d.PaymentID, &d.MerchantID, &d.IdempotencyKey, &d.RoutingKey, &d.Payload,
-				&d.CreatedAt, &d.republished)
+				&d.CreatedAt, &d.TraceParent, &d.republished)
 			return d, err
 		})
 		if err != nil {

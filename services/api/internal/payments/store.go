@@ -53,11 +53,12 @@ func (s *Store) Create(ctx context.Context, p Payment, first Response) (Created,
 	if err != nil {
 		return Created{}, err
 	}
+	msg.TraceParent = outbox.TraceParent(ctx)
 	var out Created
 	err = s.pool.QueryRow(ctx, createSQL,
 		p.ID, p.MerchantID, p.IdempotencyKey, p.Fingerprint, p.Amount, p.Currency, p.CustomerID,
 		p.Description, p.Status, first.Status, first.Body, p.CreatedAt, p.UpdatedAt,
-		msg.RoutingKey, msg.Payload).Scan(&msg.ID, &msg.CreatedAt)
+		msg.RoutingKey, msg.Payload, msg.TraceParent).Scan(&msg.ID, &msg.CreatedAt)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows): // the key already has a payment
 		out, err = existing(ctx, s.pool, p)
@@ -94,8 +95,8 @@ const createSQL = `WITH payment AS (
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 	ON CONFLICT ON CONSTRAINT payments_merchant_idempotency_key DO NOTHING
 	RETURNING id)
-INSERT INTO outbox (payment_id, merchant_id, idempotency_key, routing_key, payload)
-SELECT id, $2, $3, $14, $15 FROM payment
+INSERT INTO outbox (payment_id, merchant_id, idempotency_key, routing_key, payload, trace_parent)
+SELECT id, $2, $3, $14, $15, NULLIF($16, '') FROM payment
 RETURNING id, created_at`
 
 // querier is what existing needs: a pool or a transaction.

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/oncepay/oncepay/pkg/service"
+	"github.com/oncepay/oncepay/pkg/service/trace"
 	"github.com/oncepay/oncepay/services/psp/internal/faults"
 	"github.com/oncepay/oncepay/services/psp/internal/httpapi"
 	"github.com/oncepay/oncepay/services/psp/internal/ledger"
@@ -49,7 +50,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if cmd == "migrate" {
 		return nil
 	}
-	return serve(ctx, cfg, log)
+	tr, err := trace.Setup(ctx, "psp", "", getenv)
+	if err != nil {
+		return err
+	}
+	defer tr.ShutdownWithin(ctx, 5*time.Second, log)
+	return serve(ctx, cfg, tr, log)
 }
 
 // migrate applies the migrations on a pool of its own, without the serving
@@ -68,7 +74,7 @@ func migrate(ctx context.Context, databaseURL string, log *slog.Logger) error {
 // cfg.OpsAddr and, when cfg.AdminAddr is set, the admin listener there as a
 // service.Service, until ctx ends; in-flight requests drain within
 // PSP_SHUTDOWN_GRACE.
-func serve(ctx context.Context, cfg config, log *slog.Logger) error {
+func serve(ctx context.Context, cfg config, tr *trace.Tracing, log *slog.Logger) error {
 	inj, err := faults.New(cfg.Knobs)
 	if err != nil {
 		return err
@@ -93,13 +99,13 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 			return err
 		}
 	}
-	pool, err := svc.Postgres(ctx, cfg.DatabaseURL, cfg.PG)
+	pool, err := svc.Postgres(ctx, cfg.DatabaseURL, cfg.PG, tr.Postgres)
 	if err != nil {
 		return err
 	}
 
 	deps := httpapi.Deps{Logger: log, Store: ledger.New(pool), Faults: inj, Metrics: metrics}
-	charges.Handler = httpapi.NewServer(deps)
+	charges.Handler = tr.Handler(httpapi.NewServer(deps), "psp")
 	if admin != nil {
 		admin.Handler = httpapi.NewAdminServer(deps, cfg.AdminToken)
 	}

@@ -30,3 +30,12 @@ func addAdminRoutes(r chi.Router, d Deps, token string) {
 	r.NotFound(handleNotFound(d.Logger))
 	r.MethodNotAllowed(handleMethodNotAllowed(d.Logger))
 }
+
+// routePattern is the pattern of the route that served r ("" before
+// routing), for the request's span name.
+func routePattern(r *http.Request) string {
+	if rc := chi.RouteContext(r.Context()); rc != nil {
+		return rc.RoutePattern()
+	}
+	return ""
+}

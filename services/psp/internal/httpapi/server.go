@@ -14,6 +14,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/oncepay/oncepay/pkg/service/trace"
+
 	"github.com/oncepay/oncepay/services/psp/internal/faults"
 	"github.com/oncepay/oncepay/services/psp/internal/ledger"
 )
@@ -26,10 +28,13 @@ type Deps struct {
 	Metrics *Metrics
 }
 
-// NewServer returns the simulator's HTTP handler. It is safe for concurrent use.
+// NewServer returns the simulator's HTTP handler. It is safe for concurrent
+// use. When tracing is on (the caller wraps it in trace.Tracing.Handler),
+// a request's span is named by its route and carries the merchant and
+// idempotency key its caller put in the baggage.
 func NewServer(d Deps) http.Handler {
 	r := chi.NewRouter()
-	r.Use(requestID, observe(d.Logger, d.Metrics), recoverPanics(d.Logger))
+	r.Use(trace.Route(routePattern), trace.KeyFromBaggage, requestID, observe(d.Logger, d.Metrics), recoverPanics(d.Logger))
 	addRoutes(r, d)
 	return r
 }

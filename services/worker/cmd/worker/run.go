@@ -16,6 +16,7 @@ import (
 	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/pkg/service"
 	"github.com/oncepay/oncepay/pkg/service/ops"
+	"github.com/oncepay/oncepay/pkg/service/trace"
 	"github.com/oncepay/oncepay/services/psp/pspclient"
 	"github.com/redis/go-redis/v9"
 
@@ -48,6 +49,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	log := service.NewLogger(stdout, cfg.LogLevel, "worker", cfg.Instance)
+	tr, err := trace.Setup(ctx, "worker", cfg.Instance, getenv)
+	if err != nil {
+		return err
+	}
+	defer tr.ShutdownWithin(ctx, 5*time.Second, log)
 
 	reg := service.NewRegistry()
 	m, err := metrics.New(reg)
@@ -75,6 +81,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	rdb := redis.NewClient(ropt)
 	svc.OnStop("redis", func(context.Context) error { return rdb.Close() })
+	if err := tr.Redis(rdb); err != nil {
+		return err
+	}
 	svc.Check(ops.Check{Name: "redis", Required: true, Fn: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }})
 	idemCfg := idem.Config{Lease: cfg.Lease, Retention: cfg.Retention, Timeout: cfg.IdemTimeout, Observe: m.Boundary}
 	// oncepay's boundary; the teaching build may swap in a comparison
@@ -84,7 +93,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		svc.Details(details)
 	}
 
-	pool, err := svc.Postgres(ctx, cfg.DatabaseURL, cfg.PG)
+	pool, err := svc.Postgres(ctx, cfg.DatabaseURL, cfg.PG, tr.Postgres)
 	if err != nil {
 		return err
 	}
@@ -92,7 +101,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConnsPerHost = cfg.Concurrency
-	psp := pspclient.New(cfg.PSPURL, &http.Client{Transport: transport})
+	psp := pspclient.New(cfg.PSPURL, &http.Client{Transport: tr.Transport(transport)})
 
 	conn, err := broker.Dial(cfg.AMQPURL, broker.DialConfig{
 		Name: "oncepay-worker " + cfg.Instance, RetryInterval: cfg.ReconnectInterval,

@@ -161,8 +161,9 @@ func (l *Loop) Run(ctx context.Context, deliveries <-chan amqp.Delivery) error {
 	}
 }
 
-// handle runs the handler for t and sends its result; it never blocks on
-// results (the channel holds Concurrency results).
+// handle runs the handler for t, inside the delivery's consumer span, and
+// sends its result; it never blocks on results (the channel holds
+// Concurrency results).
 func (l *Loop) handle(ctx context.Context, t tracked, results chan<- result) {
 	m := Message{
 		ID:          t.d.MessageId,
@@ -173,6 +174,8 @@ func (l *Loop) handle(ctx context.Context, t tracked, results chan<- result) {
 	}
 	r := result{t: t, msg: m}
 	start := time.Now()
+	ctx, span := startDelivery(ctx, t.d, m)
+	defer func() { endDelivery(span, r.outcome, r.err) }()
 	func() {
 		defer func() {
 			if p := recover(); p != nil {
