@@ -1,0 +1,489 @@
+package page
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/oncepay/oncepay/loadtest/record"
+	"github.com/oncepay/oncepay/loadtest/verify"
+)
+
+// builder gathers the stories of a run, one per merchant and key.
+type builder struct {
+	r       verify.Report
+	s       verify.Snapshot
+	start   time.Time
+	byID    map[string]*Story
+	order   []string
+	byPay   map[string]string // payment id -> story id
+	hitBy   map[string]map[int]bool
+	firstAt map[string]int64
+	faults  []Fault
+}
+
+func newBuilder(r verify.Report, s verify.Snapshot) *builder {
+	return &builder{r: r, s: s, start: r.Start, byID: map[string]*Story{}, byPay: map[string]string{},
+		hitBy: map[string]map[int]bool{}, firstAt: map[string]int64{}}
+}
+
+func (b *builder) ms(t time.Time) int64 { return t.Sub(b.start).Milliseconds() }
+
+// story returns the story of merchant and key, creating it.
+func (b *builder) story(merchant, key string) *Story {
+	id := merchant + ":" + key
+	if st, ok := b.byID[id]; ok {
+		return st
+	}
+	st := &Story{ID: id, Merchant: merchant, Key: key, Status: "none"}
+	b.byID[id] = st
+	b.order = append(b.order, id)
+	return st
+}
+
+func (st *Story) add(t int64, src, level, format string, args ...any) {
+	st.Events = append(st.Events, Event{AtMS: t, Src: src, Level: level, Text: fmt.Sprintf(format, args...)})
+}
+
+func (st *Story) tag(t string) {
+	for _, x := range st.Tags {
+		if x == t {
+			return
+		}
+	}
+	st.Tags = append(st.Tags, t)
+}
+
+// addAttempts adds every client attempt.
+func (b *builder) addAttempts() {
+	for _, a := range b.s.Attempts {
+		st := b.story(a.Merchant, a.Key)
+		if st.Amount == 0 {
+			st.Amount = a.Amount
+		}
+		st.tag(a.Scenario)
+		if a.N > 1 {
+			st.tag("retried")
+		}
+		level, what := attemptText(a)
+		switch a.Class {
+		case record.ClassCutOff:
+			st.tag("cut off")
+		case record.ClassConflict:
+			st.tag("409")
+		case record.ClassUnavailable:
+			st.tag("503")
+		case record.ClassMismatch:
+			st.tag("422")
+		}
+		if a.Replayed {
+			st.tag("replayed")
+		}
+		client := fmt.Sprintf("vu %d iter %d", a.VU, a.Iter)
+		if a.Copy > 0 {
+			client += fmt.Sprintf(" copy %d", a.Copy)
+		}
+		st.add(b.ms(a.Time()), "client", level, "attempt %d → %s: %s in %.0f ms (%s, amount %d)",
+			a.N, a.Target, what, float64(a.EndTime().Sub(a.Time()).Microseconds())/1000, client, a.Amount)
+		if a.Final && a.Outcome != record.OutcomeOK {
+			st.add(b.ms(a.EndTime()), "client", "bad", "request ended: %s after %d attempts", a.Outcome, a.N)
+		}
+	}
+}
+
+// attemptText is the level and the answer of one attempt.
+func attemptText(a record.Attempt) (level, text string) {
+	switch {
+	case a.Is2xx() && a.Replayed:
+		return "", fmt.Sprintf("%d %s, replayed", a.Status, a.PaymentID)
+	case a.Is2xx():
+		return "ok", fmt.Sprintf("%d %s", a.Status, a.PaymentID)
+	}
+	switch a.Class {
+	case record.ClassConflict:
+		return "warn", "409 in flight"
+	case record.ClassMismatch:
+		return "", "422 key reused with another payload"
+	case record.ClassUnavailable:
+		return "warn", "503 unavailable"
+	case record.ClassCutOff:
+		return "bad", "cut off in flight (" + a.Error + ")"
+	case record.ClassRefused:
+		return "warn", "connection refused"
+	case record.ClassTimeout:
+		return "bad", "timed out"
+	}
+	if a.Status != 0 {
+		return "bad", fmt.Sprintf("%d %s", a.Status, a.Class)
+	}
+	return "bad", fmt.Sprintf("%s (%s)", a.Class, a.Error)
+}
+
+// addPayments adds the payment rows, their outbox rows, the takeovers, the
+// psp calls and the boundary records.
+func (b *builder) addPayments() {
+	for _, p := range b.s.Payments {
+		st := b.story(p.Merchant, p.Key)
+		st.PaymentID, st.Amount, st.Status = p.ID, p.Amount, p.Status
+		b.byPay[p.ID] = st.ID
+		st.add(b.ms(p.CreatedAt), "db", "", "payment row %s committed: pending, %d %s, answer %d stored", p.ID, p.Amount, p.Currency, p.ResponseStatus)
+		switch p.Status {
+		case "succeeded":
+			st.add(b.ms(p.UpdatedAt), "db", "ok", "payment succeeded, charge %s", p.PSPChargeID)
+		case "failed":
+			st.add(b.ms(p.UpdatedAt), "db", "", "payment failed (declined)")
+		default:
+			st.add(b.ms(p.UpdatedAt), "db", "bad", "payment still %s after the drain", p.Status)
+		}
+	}
+	for _, o := range b.s.Outbox {
+		st := b.byPayment(o.PaymentID)
+		if st == nil {
+			continue
+		}
+		st.add(b.ms(o.CreatedAt), "outbox", "", "outbox row #%d committed with the payment", o.ID)
+		if o.Published {
+			st.add(b.ms(o.PublishedAt), "outbox", "", "published, broker confirmed (%d publish attempt%s)", o.Attempts, plural(o.Attempts))
+		} else {
+			st.add(b.ms(b.start.Add(b.r.Span)), "outbox", "bad", "never confirmed by the broker (%d publish attempts)", o.Attempts)
+		}
+		if o.Republished > 0 {
+			st.tag("republished")
+			st.add(b.ms(o.RepublishedAt), "outbox", "warn", "published again by the sweeper (%d time%s)", o.Republished, plural(o.Republished))
+		}
+	}
+	for _, t := range b.s.Takeovers {
+		st := b.byPayment(t.PaymentID)
+		if st == nil {
+			continue
+		}
+		st.tag("takeover")
+		st.add(b.ms(t.TakenAt), "boundary", "warn", "%s took the charge lease over (claim attempt %d)", t.Worker, t.Attempt)
+	}
+	charges := map[string]int{}
+	for _, c := range b.s.PSPCallLog {
+		st := b.byPayment(c.Reference)
+		if st == nil {
+			st = b.byKey(c.IdempotencyKey)
+		}
+		if st == nil {
+			continue
+		}
+		level, text := pspText(c)
+		switch c.Outcome {
+		case "charged":
+			charges[st.ID]++
+			if charges[st.ID] > 1 {
+				st.tag("double charge")
+				level = "bad"
+			}
+		case "replayed":
+			st.tag("psp replay")
+		case "cancelled", "fail_after":
+			st.tag("answer lost")
+		}
+		st.add(b.ms(c.ReceivedAt), "psp", level, "%s", text)
+	}
+	end := b.ms(b.start.Add(b.r.Span + b.r.Drain.Took))
+	for _, g := range b.s.Boundary {
+		st := b.byKey(strings.TrimSuffix(strings.TrimPrefix(g.Key, "idem:v1:{"), "}"))
+		if st == nil {
+			continue
+		}
+		level, state := "", "completed"
+		if g.State == "P" {
+			level, state = "bad", "PENDING, lease until "+g.Lease.UTC().Format("15:04:05.000")
+		}
+		if g.Attempt > 1 {
+			st.tag("boundary retry")
+		}
+		st.add(end, "boundary", level, "after the drain: stage %s %s, attempt %d, owner %s", g.Stage, state, g.Attempt, orDash(g.Owner))
+	}
+}
+
+// pspText is the level and the text of one psp call.
+func pspText(c verify.PSPCall) (level, text string) {
+	switch c.Outcome {
+	case "charged":
+		return "ok", fmt.Sprintf("psp charged %s (%d), amount %d", c.ChargeID, c.HTTPStatus, c.Amount)
+	case "declined":
+		return "", fmt.Sprintf("psp declined (%d)", c.HTTPStatus)
+	case "replayed":
+		return "warn", fmt.Sprintf("psp replayed %s: same key, the first answer again, no new charge", c.ChargeID)
+	case "cancelled":
+		return "warn", "psp call cancelled: the caller went away before the answer (answer lost)"
+	case "fail_after":
+		return "warn", fmt.Sprintf("psp charged %s, then dropped the answer (answer lost)", c.ChargeID)
+	case "fail_before":
+		return "warn", fmt.Sprintf("psp failed before charging (%d)", c.HTTPStatus)
+	}
+	return "bad", fmt.Sprintf("psp call: %s (%d)", c.Outcome, c.HTTPStatus)
+}
+
+func (b *builder) byPayment(id string) *Story {
+	if id == "" {
+		return nil
+	}
+	if sid, ok := b.byPay[id]; ok {
+		return b.byID[sid]
+	}
+	return nil
+}
+
+// byKey finds the story of "<merchant>:<key>".
+func (b *builder) byKey(scoped string) *Story {
+	return b.byID[scoped]
+}
+
+// addLogs adds the services' log lines.
+func (b *builder) addLogs(logs []LogLine) {
+	for _, l := range logs {
+		st := b.byKey(l.merchant() + ":" + l.Key)
+		if st == nil {
+			continue
+		}
+		level := ""
+		switch l.Level {
+		case "WARN":
+			level = "warn"
+		case "ERROR":
+			level = "bad"
+		}
+		who := l.Instance
+		if who == "" {
+			who = l.Service
+		}
+		switch {
+		case l.Service == "api" && l.Msg == "request":
+			replayed := ""
+			if l.Replayed != "" {
+				replayed = ", replayed"
+			}
+			st.add(b.ms(l.Time), "api", level, "%s answered %v%s in %.1f ms", who, l.Status, replayed, l.DurationMS)
+		case l.Service == "worker":
+			detail := fmt.Sprintf("delivery %d", l.Attempt)
+			if l.Redelivered {
+				detail += ", redelivered"
+				st.tag("redelivered")
+			}
+			if l.ClaimAttempt > 0 {
+				detail += fmt.Sprintf(", claim attempt %d", l.ClaimAttempt)
+			}
+			if status, ok := l.Status.(string); ok && status != "" {
+				detail += ", " + status
+			}
+			if l.Attempt > 1 {
+				st.tag("worker retry")
+			}
+			why := l.Err + l.Cause
+			if why != "" {
+				why = ": " + why
+			}
+			st.add(b.ms(l.Time), "worker", level, "%s: %s (%s)%s", who, l.Msg, detail, why)
+		default:
+			st.add(b.ms(l.Time), l.Service, level, "%s: %s", who, l.Msg)
+		}
+	}
+}
+
+// addFaults records, for every fault, the stories it hit: the requests
+// cut off, refused, answered 503 or timed out, and the psp calls whose
+// answer was lost, within its window (hitBefore before it to hitAfter
+// after it ended); the outbox rows that waited for the broker while a
+// broker fault lasted; and the lease takeovers it caused (see
+// takeoverAfter). Where windows overlap, the latest fault before the event
+// is the one that hit it.
+func (b *builder) addFaults(faults []verify.Fault) {
+	rows := map[int]verify.FaultRow{}
+	for _, row := range b.r.Matrix {
+		rows[row.Seq] = row
+	}
+	sorted := append([]verify.Fault(nil), faults...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Time.Before(sorted[j].Time) })
+	ends := func(f verify.Fault) time.Time { return f.Time.Add(time.Duration(f.TookMS)*time.Millisecond + hitAfter) }
+	// culprit is the latest fault whose window holds t.
+	culprit := func(t time.Time) (verify.Fault, bool) {
+		for i := len(sorted) - 1; i >= 0; i-- {
+			f := sorted[i]
+			if !t.Before(f.Time.Add(-hitBefore)) && !t.After(ends(f)) {
+				return f, true
+			}
+		}
+		return verify.Fault{}, false
+	}
+	hits := map[int][]string{}
+	seen := map[string]bool{}
+	mark := func(f verify.Fault, st *Story, why string) {
+		if st == nil || seen[fmt.Sprint(f.Seq, st.ID)] {
+			return
+		}
+		seen[fmt.Sprint(f.Seq, st.ID)] = true
+		hits[f.Seq] = append(hits[f.Seq], st.ID)
+		st.Faults = append(st.Faults, f.Seq)
+		st.add(b.ms(f.Time), "fault", "bad", "fault %d, %s, hit this key: %s", f.Seq, faultLabel(f), why)
+	}
+	for _, a := range b.s.Attempts {
+		switch a.Class {
+		case record.ClassCutOff, record.ClassRefused, record.ClassUnavailable, record.ClassTimeout, record.ClassTransport:
+		default:
+			continue
+		}
+		if f, ok := culprit(a.EndTime()); ok {
+			_, what := attemptText(a)
+			mark(f, b.byKey(a.Merchant+":"+a.Key), fmt.Sprintf("attempt %d %s", a.N, what))
+		}
+	}
+	for _, c := range b.s.PSPCallLog {
+		if c.Outcome != "cancelled" && c.Outcome != "fail_after" {
+			continue
+		}
+		if f, ok := culprit(c.ReceivedAt); ok {
+			st := b.byPayment(c.Reference)
+			if st == nil {
+				st = b.byKey(c.IdempotencyKey)
+			}
+			mark(f, st, "its psp answer was lost")
+		}
+	}
+	for _, f := range sorted {
+		if !strings.Contains(f.Target, "rabbitmq") && f.Kind != "delete-queue" {
+			continue
+		}
+		for _, o := range b.s.Outbox {
+			if !o.CreatedAt.Before(f.Time) && !o.CreatedAt.After(ends(f)) && o.Attempts > 1 {
+				mark(f, b.byPayment(o.PaymentID), fmt.Sprintf("its message waited in the outbox (%d publish attempts)", o.Attempts))
+			}
+		}
+	}
+	// A takeover follows the fault that left a lease to expire: the
+	// latest fault of a worker or of Redis at least takeoverAfter before
+	// it, else the latest fault before it.
+	for _, tk := range b.s.Takeovers {
+		var by, last *verify.Fault
+		for i := range sorted {
+			f := &sorted[i]
+			if f.Time.After(tk.TakenAt) {
+				break
+			}
+			last = f
+			leases := strings.HasPrefix(f.Target, "worker-") || strings.Contains(f.Target, "redis")
+			if leases && !f.Time.After(tk.TakenAt.Add(-takeoverAfter)) {
+				by = f
+			}
+		}
+		if by == nil {
+			by = last
+		}
+		if by != nil {
+			mark(*by, b.byPayment(tk.PaymentID), tk.Worker+" took its charge lease over")
+		}
+	}
+	for _, f := range faults {
+		row := rows[f.Seq]
+		ids := hits[f.Seq]
+		if ids == nil {
+			ids = []string{}
+		}
+		b.faults = append(b.faults, Fault{Seq: f.Seq, AtMS: f.At.Milliseconds(), Label: faultLabel(f), Action: string(f.Action),
+			Text: strings.ReplaceAll(strings.Join(strings.Fields(verify.Describe(f.Event)), " "), " ,", ","), Hit: f.Hit, InFlight: f.InFlight, Frozen: f.Frozen,
+			Landed: f.Landed() && (len(b.r.Matrix) == 0 || row.Landed), TookMS: f.TookMS,
+			CutOff: row.CutOff, Takeovers: row.Takeovers, Stories: ids})
+	}
+}
+
+// addViolations marks the stories each violation names, by payment id,
+// "<merchant>:<key>" or key.
+func (b *builder) addViolations(vs []verify.Violation) {
+	byKey := map[string][]*Story{}
+	for _, st := range b.byID {
+		byKey[st.Key] = append(byKey[st.Key], st)
+	}
+	for _, v := range vs {
+		for _, id := range v.IDs {
+			var hit []*Story
+			if st := b.byPayment(id); st != nil {
+				hit = append(hit, st)
+			} else if st := b.byKey(id); st != nil {
+				hit = append(hit, st)
+			} else {
+				hit = byKey[id]
+			}
+			for _, st := range hit {
+				if !containsInt(st.Violated, v.Invariant) {
+					st.Violated = append(st.Violated, v.Invariant)
+					st.add(b.ms(b.start.Add(b.r.Span+b.r.Drain.Took)), "verify", "bad", "invariant %d violated (%s): %s", v.Invariant, v.Kind, v.Detail)
+				}
+			}
+		}
+	}
+}
+
+// stories returns at most max stories, violations and fault hits first,
+// each with its events in time order, and how many there are in all.
+func (b *builder) stories(max int) ([]Story, int) {
+	rank := func(st *Story) int {
+		switch {
+		case len(st.Violated) > 0:
+			return 0
+		case len(st.Faults) > 0:
+			return 1
+		}
+		for _, t := range st.Tags {
+			switch t {
+			case "takeover", "cut off", "answer lost", "double charge", "psp replay", "redelivered", "worker retry", "republished":
+				return 2
+			}
+		}
+		for _, t := range st.Tags {
+			if t == "retried" || t == "409" || t == "503" {
+				return 3
+			}
+		}
+		return 4
+	}
+	all := make([]*Story, 0, len(b.order))
+	for _, id := range b.order {
+		st := b.byID[id]
+		sort.SliceStable(st.Events, func(i, j int) bool { return st.Events[i].AtMS < st.Events[j].AtMS })
+		all = append(all, st)
+	}
+	sort.SliceStable(all, func(i, j int) bool { return rank(all[i]) < rank(all[j]) })
+	out := make([]Story, 0, min(max, len(all)))
+	for _, st := range all[:min(max, len(all))] {
+		if st.Faults == nil {
+			st.Faults = []int{}
+		}
+		if st.Violated == nil {
+			st.Violated = []int{}
+		}
+		if st.Tags == nil {
+			st.Tags = []string{}
+		}
+		out = append(out, *st)
+	}
+	return out, len(all)
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
