@@ -182,6 +182,11 @@ test-demo: k6 ## CI: a short fault run (60s load, 90s drain limit) that fails on
 	RUNTIME=$(RUNTIME) DURATION=60s RATE=30 DRAIN=90s loadtest/run chaos --down
 	$(MAKE) test-report RUN=.run/demo$(if $(filter-out local,$(RUNTIME)),-$(RUNTIME))
 
+.PHONY: report
+report: ## serve the last run's report.html on 127.0.0.1 and print its URL (RUN=<run dir> for another); Ctrl-C stops it
+	$(GO) build -o bin/report ./loadtest/cmd/report
+	bin/report $(if $(RUN),-run $(RUN))
+
 .PHONY: test-report
 test-report: ## load RUN's report.html (default .run/demo) in headless Chromium (installed with apt when missing), check it, save RUN/report.png
 	deploy/tools chromium >/dev/null
