@@ -187,3 +187,46 @@ func TestRunPageInBrowser(t *testing.T) {
 	}
 	checkPage(t, filepath.Join(dir, "report.html"), filepath.Join(dir, "report.png"))
 }
+
+// TestComparePageInBrowser builds make compare's page from the fixture
+// run, as if a naive strategy had double-charged two of its payments, and
+// checks that the strategies and those stories render.
+func TestComparePageInBrowser(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run page.Data
+	if err := json.Unmarshal(b, &run); err != nil {
+		t.Fatal(err)
+	}
+	hot := []string{run.Stories[0].PaymentID, run.Stories[1].Key}
+	d := page.BuildCompare("60s at 30/s, seed 1", []page.CompareRun{
+		{Name: "oncepay", Pass: true, Verdict: "not caught this run", Href: "oncepay/report.html", Page: run},
+		{Name: "get-then-set", Verdict: "CAUGHT: 2 violation(s)", Href: "get-then-set/report.html", Page: run, Hot: hot,
+			Facts: []page.Fact{{Label: "double charges", Text: "2"}}},
+	})
+	if len(d.Stories) != 2 || d.Pass {
+		t.Fatalf("compare page: %d stories, pass %t; want the 2 double-charged, a failure", len(d.Stories), d.Pass)
+	}
+	path := filepath.Join(t.TempDir(), "report.html")
+	if err := page.WriteFile(path, d); err != nil {
+		t.Fatal(err)
+	}
+	ctx := browse(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+path), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="1"]`))); err != nil {
+		t.Fatal(err)
+	}
+	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#cols .strategy").length`))
+	if err != nil || n != 2 {
+		t.Errorf("%d strategies shown (%v), want 2", n, err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#cols .strategy a[href^="#story="]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#story-title`))); err != nil {
+		t.Fatalf("open a double-charged story: %v", err)
+	}
+	title, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#story-title`)))
+	if err != nil || !strings.Contains(title, "get-then-set/") {
+		t.Errorf("story shown %q (%v), want one of get-then-set's", title, err)
+	}
+}
