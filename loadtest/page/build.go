@@ -26,9 +26,10 @@ type Options struct {
 // request cut off, refused, answered 503 or a psp call cancelled counts as
 // hit by it (the cut-off window of invariant 6).
 //
-// A lease taken over counts as hit by the latest fault of a worker or of
-// Redis at least takeoverAfter before the takeover (the lease had to run
-// out first), else by the latest fault before it.
+// A lease taken over counts as hit by the latest fault of a worker at
+// least takeoverAfter before the takeover (the lease had to run out
+// first), else by the latest such fault of Redis, else by the latest fault
+// before it.
 const (
 	takeoverAfter = time.Second
 	hitBefore     = 500 * time.Millisecond

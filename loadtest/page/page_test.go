@@ -152,3 +152,20 @@ func TestReadLogs(t *testing.T) {
 		t.Errorf("keys read %v, want %v (the run's, in time order)", keys, want)
 	}
 }
+
+// TestTakeoverFollowsTheWorkerFault: a takeover counts against the kill of
+// a worker whose lease ran out, not a later fault of Redis.
+func TestTakeoverFollowsTheWorkerFault(t *testing.T) {
+	r, s := run(t)
+	s.Faults = []fault.Event{
+		{Seq: 1, Time: t0.Add(3 * time.Second), Kind: "kill-worker", Action: fault.ActionKill, Target: "worker-1"},
+		{Seq: 2, Time: t0.Add(10 * time.Second), Kind: "restart-redis", Action: fault.ActionRestart, Target: "redis", TookMS: 800},
+	}
+	r = verify.Check(s)
+	d := page.Build(r, s, nil, page.Options{})
+	for _, st := range d.Stories {
+		if st.ID == "m:r1-hit" && !cmp.Equal(st.Faults, []int{1}) {
+			t.Errorf("the takeover of m:r1-hit counts against faults %v, want [1] (the worker's kill)", st.Faults)
+		}
+	}
+}

@@ -360,23 +360,28 @@ func (b *builder) addFaults(faults []verify.Fault) {
 	// latest fault of a worker or of Redis at least takeoverAfter before
 	// it, else the latest fault before it.
 	for _, tk := range b.s.Takeovers {
-		var by, last *verify.Fault
+		var worker, redis, last *verify.Fault
 		for i := range sorted {
 			f := &sorted[i]
 			if f.Time.After(tk.TakenAt) {
 				break
 			}
 			last = f
-			leases := strings.HasPrefix(f.Target, "worker-") || strings.Contains(f.Target, "redis")
-			if leases && !f.Time.After(tk.TakenAt.Add(-takeoverAfter)) {
-				by = f
+			if f.Time.After(tk.TakenAt.Add(-takeoverAfter)) {
+				continue
+			}
+			switch {
+			case strings.HasPrefix(f.Target, "worker-"):
+				worker = f
+			case strings.Contains(f.Target, "redis"):
+				redis = f
 			}
 		}
-		if by == nil {
-			by = last
-		}
-		if by != nil {
-			mark(*by, b.byPayment(tk.PaymentID), tk.Worker+" took its charge lease over")
+		for _, by := range []*verify.Fault{worker, redis, last} {
+			if by != nil {
+				mark(*by, b.byPayment(tk.PaymentID), tk.Worker+" took its charge lease over")
+				break
+			}
 		}
 	}
 	for _, f := range faults {
