@@ -386,12 +386,16 @@ func (b *builder) addFaults(faults []verify.Fault) {
 	}
 	for _, f := range faults {
 		row := rows[f.Seq]
+		hit := f.Hit
+		if hit == "" {
+			hit = row.Hit
+		}
 		ids := hits[f.Seq]
 		if ids == nil {
 			ids = []string{}
 		}
 		b.faults = append(b.faults, Fault{Seq: f.Seq, AtMS: f.At.Milliseconds(), Label: faultLabel(f), Action: string(f.Action),
-			Text: strings.ReplaceAll(strings.Join(strings.Fields(verify.Describe(f.Event)), " "), " ,", ","), Hit: f.Hit, InFlight: f.InFlight, Frozen: f.Frozen,
+			Text: strings.ReplaceAll(strings.Join(strings.Fields(verify.Describe(f.Event)), " "), " ,", ","), Hit: hit, InFlight: f.InFlight, Frozen: f.Frozen,
 			Landed: f.Landed() && (len(b.r.Matrix) == 0 || row.Landed), TookMS: f.TookMS,
 			CutOff: row.CutOff, Takeovers: row.Takeovers, Stories: ids})
 	}
