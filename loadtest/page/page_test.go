@@ -88,9 +88,9 @@ func TestBuild(t *testing.T) {
 }
 
 func TestViolationStoriesComeFirst(t *testing.T) {
-	r, s := run(t)
+	_, s := run(t)
 	s.Payments[0].Status = "pending" // r1-quiet: stuck yet charged, violating 3 and 4
-	r = verify.Check(s)
+	r := verify.Check(s)
 	d := page.Build(r, s, nil, page.Options{})
 	if d.Stories[0].ID != "m:r1-quiet" || !cmp.Equal(d.Stories[0].Violated, []int{3, 4}) {
 		t.Errorf("first story %s violates %v, want m:r1-quiet violating 3 and 4", d.Stories[0].ID, d.Stories[0].Violated)
@@ -156,12 +156,12 @@ func TestReadLogs(t *testing.T) {
 // TestTakeoverFollowsTheWorkerFault: a takeover counts against the kill of
 // a worker whose lease ran out, not a later fault of Redis.
 func TestTakeoverFollowsTheWorkerFault(t *testing.T) {
-	r, s := run(t)
+	_, s := run(t)
 	s.Faults = []fault.Event{
 		{Seq: 1, Time: t0.Add(3 * time.Second), Kind: "kill-worker", Action: fault.ActionKill, Target: "worker-1"},
 		{Seq: 2, Time: t0.Add(10 * time.Second), Kind: "restart-redis", Action: fault.ActionRestart, Target: "redis", TookMS: 800},
 	}
-	r = verify.Check(s)
+	r := verify.Check(s)
 	d := page.Build(r, s, nil, page.Options{})
 	for _, st := range d.Stories {
 		if st.ID == "m:r1-hit" && !cmp.Equal(st.Faults, []int{1}) {
