@@ -153,6 +153,20 @@ func TestReadLogs(t *testing.T) {
 	}
 }
 
+// TestDoubleChargeAfterALostAnswer: a charge whose answer was lost
+// (fail_after) and a second charge of the same payment mark the story.
+func TestDoubleChargeAfterALostAnswer(t *testing.T) {
+	_, s := run(t)
+	s.PSPCallLog = []verify.PSPCall{
+		{ReceivedAt: t0.Add(2 * time.Second), IdempotencyKey: "m:r1-hit:attempt-1", Reference: "pay_h", Amount: 7, Outcome: "fail_after", ChargeID: "ch_1"},
+		{ReceivedAt: t0.Add(3 * time.Second), IdempotencyKey: "m:r1-hit:attempt-2", Reference: "pay_h", Amount: 7, Outcome: "charged", ChargeID: "ch_2", HTTPStatus: 201},
+	}
+	d := page.Build(verify.Check(s), s, nil, page.Options{})
+	if st := d.Stories[0]; st.ID != "m:r1-hit" || !strings.Contains(strings.Join(st.Tags, ","), "double charge") {
+		t.Errorf("first story %s tagged %v, want m:r1-hit tagged double charge", st.ID, st.Tags)
+	}
+}
+
 // TestTakeoverFollowsTheWorkerFault: a takeover counts against the kill of
 // a worker whose lease ran out, not a later fault of Redis.
 func TestTakeoverFollowsTheWorkerFault(t *testing.T) {

@@ -171,13 +171,13 @@ func (b *builder) addPayments() {
 			continue
 		}
 		level, text := pspText(c)
-		switch c.Outcome {
-		case "charged":
-			charges[st.ID]++
-			if charges[st.ID] > 1 {
+		if c.Outcome == "charged" || c.Outcome == "fail_after" { // fail_after charged, then lost the answer
+			if charges[st.ID]++; charges[st.ID] > 1 {
 				st.tag("double charge")
 				level = "bad"
 			}
+		}
+		switch c.Outcome {
 		case "replayed":
 			st.tag("psp replay")
 		case "cancelled", "fail_after":
