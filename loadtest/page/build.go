@@ -14,9 +14,9 @@ import (
 // Options tune Build.
 type Options struct {
 	// MaxStories caps the stories on the page (default 1000): the stories
-	// of payments a fault hit or a violation names come first, then those
-	// with retries or other marks, then the rest. The page says how many
-	// it left out.
+	// a violation names come first, then those a fault hit in flight, then
+	// the rest by how much happened to them (builder.stories). The page
+	// says how many it left out.
 	MaxStories int
 	// Links are the run's other files, shown at the top of the page.
 	Links []Link

@@ -183,3 +183,29 @@ func TestTakeoverFollowsTheWorkerFault(t *testing.T) {
 		}
 	}
 }
+
+// TestDirectHitsBeforeHeldMessages: under the cap, a payment a fault hit
+// in flight stays on the page before one whose message a broker restart
+// only held up in the outbox.
+func TestDirectHitsBeforeHeldMessages(t *testing.T) {
+	_, s := run(t)
+	s.Outbox[0].Attempts = 3 // pay_q's row, created at t+15ms, published after retries
+	s.Faults = append([]fault.Event{{Seq: 2, Time: t0, Kind: "restart-rabbitmq", Action: fault.ActionRestart, Target: "rabbitmq", TookMS: 500}}, s.Faults...)
+	d := page.Build(verify.Check(s), s, nil, page.Options{MaxStories: 1})
+	if got := d.Stories[0].ID; got != "m:r1-hit" {
+		t.Errorf("the page keeps %s, want m:r1-hit (cut off by the kill)", got)
+	}
+}
+
+// TestServerErrorIsAHit: a 500 answered while Postgres was down counts as
+// hit by the fault.
+func TestServerErrorIsAHit(t *testing.T) {
+	_, s := run(t)
+	s.Attempts[1].Class, s.Attempts[1].Status, s.Attempts[1].Error = record.ClassServerError, 500, ""
+	s.Faults[0].Target, s.Faults[0].Kind = "postgres", "kill-postgres"
+	s.Takeovers = nil
+	d := page.Build(verify.Check(s), s, nil, page.Options{})
+	if got := d.Faults[0].Stories; !cmp.Equal(got, []string{"m:r1-hit"}) {
+		t.Errorf("kill-postgres hit %v, want [m:r1-hit] (answered 500)", got)
+	}
+}

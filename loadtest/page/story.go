@@ -12,20 +12,19 @@ import (
 
 // builder gathers the stories of a run, one per merchant and key.
 type builder struct {
-	r       verify.Report
-	s       verify.Snapshot
-	start   time.Time
-	byID    map[string]*Story
-	order   []string
-	byPay   map[string]string // payment id -> story id
-	hitBy   map[string]map[int]bool
-	firstAt map[string]int64
-	faults  []Fault
+	r      verify.Report
+	s      verify.Snapshot
+	start  time.Time
+	byID   map[string]*Story
+	order  []string
+	byPay  map[string]string // payment id -> story id
+	direct map[string]bool   // stories a fault hit in flight: a request, a psp answer or a lease
+	faults []Fault
 }
 
 func newBuilder(r verify.Report, s verify.Snapshot) *builder {
 	return &builder{r: r, s: s, start: r.Start, byID: map[string]*Story{}, byPay: map[string]string{},
-		hitBy: map[string]map[int]bool{}, firstAt: map[string]int64{}}
+		direct: map[string]bool{}}
 }
 
 func (b *builder) ms(t time.Time) int64 { return t.Sub(b.start).Milliseconds() }
@@ -314,8 +313,12 @@ func (b *builder) addFaults(faults []verify.Fault) {
 	}
 	hits := map[int][]string{}
 	seen := map[string]bool{}
-	mark := func(f verify.Fault, st *Story, why string) {
-		if st == nil || seen[fmt.Sprint(f.Seq, st.ID)] {
+	mark := func(f verify.Fault, st *Story, why string, direct bool) {
+		if st == nil {
+			return
+		}
+		b.direct[st.ID] = b.direct[st.ID] || direct
+		if seen[fmt.Sprint(f.Seq, st.ID)] {
 			return
 		}
 		seen[fmt.Sprint(f.Seq, st.ID)] = true
@@ -325,13 +328,13 @@ func (b *builder) addFaults(faults []verify.Fault) {
 	}
 	for _, a := range b.s.Attempts {
 		switch a.Class {
-		case record.ClassCutOff, record.ClassRefused, record.ClassUnavailable, record.ClassTimeout, record.ClassTransport:
+		case record.ClassCutOff, record.ClassRefused, record.ClassUnavailable, record.ClassServerError, record.ClassTimeout, record.ClassTransport:
 		default:
 			continue
 		}
 		if f, ok := culprit(a.EndTime()); ok {
 			_, what := attemptText(a)
-			mark(f, b.byKey(a.Merchant+":"+a.Key), fmt.Sprintf("attempt %d %s", a.N, what))
+			mark(f, b.byKey(a.Merchant+":"+a.Key), fmt.Sprintf("attempt %d %s", a.N, what), true)
 		}
 	}
 	for _, c := range b.s.PSPCallLog {
@@ -343,7 +346,7 @@ func (b *builder) addFaults(faults []verify.Fault) {
 			if st == nil {
 				st = b.byKey(c.IdempotencyKey)
 			}
-			mark(f, st, "its psp answer was lost")
+			mark(f, st, "its psp answer was lost", true)
 		}
 	}
 	for _, f := range sorted {
@@ -352,7 +355,7 @@ func (b *builder) addFaults(faults []verify.Fault) {
 		}
 		for _, o := range b.s.Outbox {
 			if !o.CreatedAt.Before(f.Time) && !o.CreatedAt.After(ends(f)) && o.Attempts > 1 {
-				mark(f, b.byPayment(o.PaymentID), fmt.Sprintf("its message waited in the outbox (%d publish attempts)", o.Attempts))
+				mark(f, b.byPayment(o.PaymentID), fmt.Sprintf("its message waited in the outbox (%d publish attempts)", o.Attempts), false)
 			}
 		}
 	}
@@ -379,7 +382,7 @@ func (b *builder) addFaults(faults []verify.Fault) {
 		}
 		for _, by := range []*verify.Fault{worker, redis, last} {
 			if by != nil {
-				mark(*by, b.byPayment(tk.PaymentID), tk.Worker+" took its charge lease over")
+				mark(*by, b.byPayment(tk.PaymentID), tk.Worker+" took its charge lease over", true)
 				break
 			}
 		}
@@ -428,28 +431,33 @@ func (b *builder) addViolations(vs []verify.Violation) {
 	}
 }
 
-// stories returns at most max stories, violations and fault hits first,
-// each with its events in time order, and how many there are in all.
+// stories returns at most max stories: those a violation names first, then
+// those a fault hit in flight (a request, a psp answer, a lease), then those
+// whose message a broker fault held up, then those with marks of trouble
+// (takeovers, lost answers, redeliveries), then those retried; each with
+// its events in time order; and how many there are in all.
 func (b *builder) stories(max int) ([]Story, int) {
 	rank := func(st *Story) int {
 		switch {
 		case len(st.Violated) > 0:
 			return 0
-		case len(st.Faults) > 0:
+		case b.direct[st.ID]:
 			return 1
+		case len(st.Faults) > 0:
+			return 2
 		}
 		for _, t := range st.Tags {
 			switch t {
 			case "takeover", "cut off", "answer lost", "double charge", "psp replay", "redelivered", "worker retry", "republished":
-				return 2
+				return 3
 			}
 		}
 		for _, t := range st.Tags {
 			if t == "retried" || t == "409" || t == "503" {
-				return 3
+				return 4
 			}
 		}
-		return 4
+		return 5
 	}
 	all := make([]*Story, 0, len(b.order))
 	for _, id := range b.order {
