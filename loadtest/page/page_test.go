@@ -209,3 +209,15 @@ func TestServerErrorIsAHit(t *testing.T) {
 		t.Errorf("kill-postgres hit %v, want [m:r1-hit] (answered 500)", got)
 	}
 }
+
+// TestWorkerPauseHitsNoClient: a request cut off while a worker was paused
+// counts against the kill of the api replica it was sent to, not the later
+// pause, which a client cannot see.
+func TestWorkerPauseHitsNoClient(t *testing.T) {
+	_, s := run(t)
+	s.Faults = append(s.Faults, fault.Event{Seq: 2, Time: t0.Add(1005 * time.Millisecond), Kind: "pause-worker", Action: fault.ActionPause, Target: "worker-1", ForMS: 35000, TookMS: 35000})
+	d := page.Build(verify.Check(s), s, nil, page.Options{})
+	if got := d.Faults[0].Stories; !cmp.Equal(got, []string{"m:r1-hit"}) {
+		t.Errorf("kill api-1 hit %v, want [m:r1-hit] (its request cut off)", got)
+	}
+}

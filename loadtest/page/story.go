@@ -291,8 +291,10 @@ func (b *builder) addLogs(logs []LogLine) {
 // answer was lost, within its window (hitBefore before it to hitAfter
 // after it ended); the outbox rows that waited for the broker while a
 // broker fault lasted; and the lease takeovers it caused (see
-// takeoverAfter). Where windows overlap, the latest fault before the event
-// is the one that hit it.
+// takeoverAfter). Where windows overlap, the latest fault that can have
+// caused the event hit it: a client's error comes from a fault of an api
+// replica, Postgres or Redis; a lost psp answer from a fault of a worker
+// or of the psp.
 func (b *builder) addFaults(faults []verify.Fault) {
 	rows := map[int]verify.FaultRow{}
 	for _, row := range b.r.Matrix {
@@ -301,15 +303,26 @@ func (b *builder) addFaults(faults []verify.Fault) {
 	sorted := append([]verify.Fault(nil), faults...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Time.Before(sorted[j].Time) })
 	ends := func(f verify.Fault) time.Time { return f.Time.Add(time.Duration(f.TookMS)*time.Millisecond + hitAfter) }
-	// culprit is the latest fault whose window holds t.
-	culprit := func(t time.Time) (verify.Fault, bool) {
+	// culprit is the latest fault that can have caused what happened at
+	// t and whose window holds t.
+	culprit := func(t time.Time, can func(verify.Fault) bool) (verify.Fault, bool) {
 		for i := len(sorted) - 1; i >= 0; i-- {
 			f := sorted[i]
-			if !t.Before(f.Time.Add(-hitBefore)) && !t.After(ends(f)) {
+			if can(f) && !t.Before(f.Time.Add(-hitBefore)) && !t.After(ends(f)) {
 				return f, true
 			}
 		}
 		return verify.Fault{}, false
+	}
+	// A client sees a fault of the api or of what it calls while it
+	// answers (Postgres, Redis); a psp answer is lost by a fault of a
+	// worker or of the psp.
+	client := func(f verify.Fault) bool {
+		return !strings.HasPrefix(f.Target, "worker-") && !strings.Contains(f.Target, "rabbitmq") &&
+			!strings.Contains(f.Target, "psp") && f.Kind != "delete-queue"
+	}
+	charge := func(f verify.Fault) bool {
+		return strings.HasPrefix(f.Target, "worker-") || strings.Contains(f.Target, "psp")
 	}
 	hits := map[int][]string{}
 	seen := map[string]bool{}
@@ -332,7 +345,7 @@ func (b *builder) addFaults(faults []verify.Fault) {
 		default:
 			continue
 		}
-		if f, ok := culprit(a.EndTime()); ok {
+		if f, ok := culprit(a.EndTime(), client); ok {
 			_, what := attemptText(a)
 			mark(f, b.byKey(a.Merchant+":"+a.Key), fmt.Sprintf("attempt %d %s", a.N, what), true)
 		}
@@ -341,7 +354,7 @@ func (b *builder) addFaults(faults []verify.Fault) {
 		if c.Outcome != "cancelled" && c.Outcome != "fail_after" {
 			continue
 		}
-		if f, ok := culprit(c.ReceivedAt); ok {
+		if f, ok := culprit(c.ReceivedAt, charge); ok {
 			st := b.byPayment(c.Reference)
 			if st == nil {
 				st = b.byKey(c.IdempotencyKey)
