@@ -158,8 +158,8 @@ func checkPage(t *testing.T, path, shot string) {
 	t.Logf("screenshot: %s", shot)
 }
 
-// TestPageInBrowser renders the page data of a real run (a 60 s make
-// test-demo run, its stories trimmed to those the faults hit and a few
+// TestPageInBrowser renders the page data of a real run (a 180 s make
+// demo run with 14 faults, its stories trimmed to two per fault and a few
 // more: testdata/run.json) and checks the page in headless Chromium.
 func TestPageInBrowser(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("testdata", "run.json"))
