@@ -156,8 +156,8 @@ logs: ## follow the logs of everything RUNTIME runs
 	RUNTIME=$(RUNTIME) scripts/runtime logs
 
 .PHONY: tools
-tools: ## install the pinned helm (v3.22.0), promtool (Debian's) and toxiproxy (v2.12.0) into bin/, which the tests need (deploy/tools; kind and kubectl: deploy/kind/run up)
-	deploy/tools helm promtool toxiproxy
+tools: ## install the pinned helm (v3.22.0), promtool (Debian's) and toxiproxy (v2.12.0) into bin/ and Debian's chromium, which the tests need (deploy/tools; kind and kubectl: deploy/kind/run up)
+	deploy/tools helm promtool toxiproxy chromium
 
 .PHONY: k6
 k6: ## build the pinned k6 (v1.8.1) into bin/ once (takes minutes; kept afterwards)
@@ -192,8 +192,19 @@ repro: k6 ## rerun a recorded run's load and fault plan (RUN=.run/demo, its run.
 	REPRO_RUN=$(RUN) loadtest/run repro
 
 .PHONY: test-demo
-test-demo: k6 ## CI: a short fault run (60s load, 90s drain limit) that fails on any violation; stops the stack after
+test-demo: k6 ## CI: a short fault run (60s load, 90s drain limit) that fails on any violation; stops the stack after; then checks its report.html in Chromium
 	RUNTIME=$(RUNTIME) DURATION=60s RATE=30 DRAIN=90s loadtest/run chaos --down
+	$(MAKE) test-report RUN=.run/demo$(if $(filter-out local,$(RUNTIME)),-$(RUNTIME))
+
+.PHONY: report
+report: ## serve the last run's report.html on 127.0.0.1 and print its URL (RUN=<run dir> for another); Ctrl-C stops it
+	$(GO) build -o bin/report ./loadtest/cmd/report
+	bin/report $(if $(RUN),-run $(RUN))
+
+.PHONY: test-report
+test-report: ## load RUN's report.html (default .run/demo) in headless Chromium (installed with apt when missing), check it, save RUN/report.png
+	deploy/tools chromium >/dev/null
+	cd loadtest && ONCEPAY_REPORT_RUN=$(abspath $(or $(RUN),.run/demo)) $(GO) test -count=1 -run 'TestRunPageInBrowser' -v ./page
 
 .PHONY: test-tutorial
 test-tutorial: k6 ## run every command of docs/tutorial.md in order and check what it promises (~2-3 min; scripts/tutorial-test); stops the stack after

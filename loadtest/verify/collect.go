@@ -41,7 +41,7 @@ func Collect(ctx context.Context, src Sources, runID string) (Snapshot, error) {
 	for _, p := range s.Payments {
 		ids[p.ID] = true
 	}
-	if s.Charges, s.PSPCalls, err = src.PSP.read(ctx, runID, ids); err != nil {
+	if s.Charges, s.PSPCalls, s.PSPCallLog, err = src.PSP.read(ctx, runID, ids); err != nil {
 		return Snapshot{}, err
 	}
 	if s.Boundary, s.Now, err = readBoundary(ctx, src.Redis, runID); err != nil {

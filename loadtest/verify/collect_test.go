@@ -369,3 +369,31 @@ func TestDrain(t *testing.T) {
 		t.Errorf("drain with a queued message = %+v, want incomplete with 1 queued", r)
 	}
 }
+
+// TestCollectStoryFields checks what the payment stories of report.html
+// read besides the checks: every psp call of the run and the outbox rows'
+// times.
+func TestCollectStoryFields(t *testing.T) {
+	w := newWorld(t)
+	w.seedClean()
+	s, err := verify.Collect(context.Background(), w.sources(), w.runID)
+	if err != nil {
+		t.Fatalf("Collect: %v", err)
+	}
+	var calls []string
+	for _, c := range s.PSPCallLog {
+		calls = append(calls, c.Outcome+" "+c.Reference)
+	}
+	want := []string{"charged pay_" + w.runID + "_0", "charged pay_" + w.runID + "_1", "declined pay_" + w.runID + "_d"}
+	if diff := cmp.Diff(want, calls); diff != "" {
+		t.Errorf("psp calls (-want +got):\n%s", diff)
+	}
+	if len(s.Outbox) != 3 {
+		t.Fatalf("%d outbox rows, want 3", len(s.Outbox))
+	}
+	for _, o := range s.Outbox {
+		if o.CreatedAt.IsZero() || !o.Published || o.PublishedAt.IsZero() || !o.RepublishedAt.IsZero() {
+			t.Errorf("outbox row %+v: want its creation and publication times, no republication", o)
+		}
+	}
+}

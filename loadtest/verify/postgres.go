@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -36,11 +37,18 @@ func readPayments(ctx context.Context, db *pgxpool.Pool, runID string) ([]Paymen
 }
 
 func readOutbox(ctx context.Context, db *pgxpool.Pool, runID string) ([]OutboxRow, error) {
-	rows, _ := db.Query(ctx, `SELECT id, payment_id, published_at IS NOT NULL
+	rows, _ := db.Query(ctx, `SELECT id, payment_id, published_at IS NOT NULL, created_at,
+			coalesce(published_at, 'epoch'), attempts, republished, coalesce(republished_at, 'epoch')
 		FROM outbox WHERE idempotency_key LIKE $1 ORDER BY id`, likeRun(runID))
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (OutboxRow, error) {
 		var o OutboxRow
-		err := row.Scan(&o.ID, &o.PaymentID, &o.Published)
+		err := row.Scan(&o.ID, &o.PaymentID, &o.Published, &o.CreatedAt, &o.PublishedAt, &o.Attempts, &o.Republished, &o.RepublishedAt)
+		if !o.Published {
+			o.PublishedAt = time.Time{}
+		}
+		if o.Republished == 0 {
+			o.RepublishedAt = time.Time{}
+		}
 		return o, err
 	})
 	if err != nil {

@@ -14,12 +14,14 @@ type Snapshot struct {
 	// are compared with it.
 	Now time.Time
 
-	Payments    []Payment
-	Outbox      []OutboxRow
-	Takeovers   []Takeover
-	Charges     []Charge       // effective psp charges of the run
-	PSPCalls    map[string]int // psp calls of the run by ledger outcome
-	Boundary    []Stage        // every stage of every boundary record of the run
+	Payments  []Payment
+	Outbox    []OutboxRow
+	Takeovers []Takeover
+	Charges   []Charge       // effective psp charges of the run
+	PSPCalls  map[string]int // psp calls of the run by ledger outcome
+	// PSPCallLog is every psp call of the run, in the ledger's order.
+	PSPCallLog  []PSPCall
+	Boundary    []Stage // every stage of every boundary record of the run
 	Queues      []Queue
 	DeadLetters []DeadLetter
 
@@ -55,6 +57,26 @@ type OutboxRow struct {
 	ID        int64  `json:"id"`
 	PaymentID string `json:"payment_id"`
 	Published bool   `json:"published"`
+	// CreatedAt is when the api committed the row; PublishedAt the broker's
+	// first confirm (zero while unpublished). Attempts counts the relay's
+	// publishes, Republished the sweeper's publishes after the first
+	// confirm, RepublishedAt the last of those.
+	CreatedAt     time.Time `json:"created_at"`
+	PublishedAt   time.Time `json:"published_at"`
+	Attempts      int       `json:"attempts"`
+	Republished   int       `json:"republished"`
+	RepublishedAt time.Time `json:"republished_at"`
+}
+
+// PSPCall is one call to the psp's POST /v1/charges, from its ledger.
+type PSPCall struct {
+	ReceivedAt     time.Time `json:"received_at"`
+	IdempotencyKey string    `json:"idempotency_key"` // <merchant>:<key>, empty when the call had none
+	Reference      string    `json:"reference"`       // the payment id, empty when the call had none
+	Amount         int64     `json:"amount"`
+	Outcome        string    `json:"outcome"` // charged, declined, replayed, cancelled, fail_after, ...
+	ChargeID       string    `json:"charge_id,omitempty"`
+	HTTPStatus     int       `json:"http_status,omitempty"` // 0: no answer was sent
 }
 
 // Takeover is one row of charge_takeovers: a worker claimed the charge

@@ -24,6 +24,16 @@ var invariants = []string{
 	7: "every key's history linearizable against the model (porcupine)",
 }
 
+// Invariants returns the one-line statements of the checked invariants;
+// index i holds invariant i (index 0 is empty).
+func Invariants() []string { return append([]string(nil), invariants...) }
+
+// HistorySummary is invariant 7's verdict on one line.
+func (h History) HistorySummary() string { return h.summary() }
+
+// Describe is a fault on one line, as the text report prints it.
+func Describe(e fault.Event) string { return describe(e) }
+
 // WriteText writes r for people: counts, faults, takeovers, one line per
 // invariant, and every violation with its ids.
 func (r Report) WriteText(w io.Writer) error {

@@ -213,9 +213,12 @@ func write(cfg config, rows []compare.Row, stdout io.Writer) error {
 			return err
 		}
 	}
+	if err := writePage(cfg, rows); err != nil {
+		return fmt.Errorf("report.html: %w", err)
+	}
 	if _, err := stdout.Write(text.Bytes()); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\ntable: %s  chart: %s\n", filepath.Join(cfg.Out, "compare.md"), filepath.Join(cfg.Out, "compare.png"))
+	fmt.Fprintf(stdout, "\ntable: %s  chart: %s  page: %s\n", filepath.Join(cfg.Out, "compare.md"), filepath.Join(cfg.Out, "compare.png"), filepath.Join(cfg.Out, "report.html"))
 	return nil
 }

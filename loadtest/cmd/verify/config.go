@@ -25,10 +25,13 @@ type config struct {
 	// RequireLanded is -require-landed: every fault must land where it was
 	// aimed (make fault-matrix).
 	RequireLanded bool
-	K6Exit        int    // -k6-exit: k6's exit status, reported
-	DatabaseURL   string // DATABASE_URL
-	RedisURL      string // REDIS_URL
-	AMQPURL       string // AMQP_URL
+	K6Exit        int // -k6-exit: k6's exit status, reported
+	// Logs are -logs: glob patterns of the services' JSON logs, read for
+	// the payment stories of report.html (none: the stories go without).
+	Logs        []string
+	DatabaseURL string // DATABASE_URL
+	RedisURL    string // REDIS_URL
+	AMQPURL     string // AMQP_URL
 }
 
 // runInfo is run.json, written by the load-test runner.
@@ -55,10 +58,21 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.BoolVar(&c.Faults, "faults", true, "the run injected faults: fail unless one landed mid-request")
 	fs.BoolVar(&c.RequireLanded, "require-landed", false, "fail on any fault that did not land where it was aimed")
 	fs.IntVar(&c.K6Exit, "k6-exit", 0, "k6's exit status, for the report")
+	var logs string
+	fs.StringVar(&logs, "logs", "", "comma-separated glob patterns of the services' JSON logs, for the payment stories of report.html")
 	if err := fs.Parse(args[1:]); err != nil {
 		return config{}, err
 	}
 	var problems []error
+	for _, p := range strings.Split(logs, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		if _, err := filepath.Match(p, ""); err != nil {
+			problems = append(problems, fmt.Errorf("-logs: %q: %w", p, err))
+		}
+		c.Logs = append(c.Logs, p)
+	}
 	if fs.NArg() > 0 {
 		problems = append(problems, fmt.Errorf("unexpected arguments %q", fs.Args()))
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/oncepay/oncepay/loadtest/fault"
+	"github.com/oncepay/oncepay/loadtest/page"
 	"github.com/oncepay/oncepay/loadtest/record"
 	"github.com/oncepay/oncepay/loadtest/timeline"
 	"github.com/oncepay/oncepay/loadtest/verify"
@@ -107,12 +108,34 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := write(cfg.RunDir, r, text.Bytes(), s); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\nreport: %s  timeline: %s\n",
-		filepath.Join(cfg.RunDir, "report.json"), filepath.Join(cfg.RunDir, "timeline.png"))
+	logs, err := page.ReadLogs(cfg.Logs, cfg.RunID)
+	if err != nil {
+		fmt.Fprintf(stderr, "verify: service logs: %v (the stories go without them)\n", err)
+	}
+	if err := page.WriteFile(filepath.Join(cfg.RunDir, "report.html"), page.Build(r, s, logs, page.Options{Links: links(cfg.RunDir)})); err != nil {
+		return fmt.Errorf("report.html: %w", err)
+	}
+	fmt.Fprintf(stdout, "\nreport: %s  page: %s  timeline: %s\n", filepath.Join(cfg.RunDir, "report.json"),
+		filepath.Join(cfg.RunDir, "report.html"), filepath.Join(cfg.RunDir, "timeline.png"))
 	if !r.Pass {
 		return fmt.Errorf("%w: %d violation(s)", errViolations, len(r.Violations))
 	}
 	return nil
+}
+
+// links names the run's files that report.html links to, those that exist.
+func links(dir string) []page.Link {
+	var out []page.Link
+	for _, f := range []struct{ name, file string }{
+		{"k6's report", "k6-report.html"}, {"report.txt", "report.txt"}, {"report.json", "report.json"},
+		{"timeline.png", "timeline.png"}, {"k6 summary", "summary.json"}, {"histories (porcupine)", historyHTML},
+		{"records.log", "records.log"}, {"faults.jsonl", "faults.jsonl"},
+	} {
+		if _, err := os.Stat(filepath.Join(dir, f.file)); err == nil {
+			out = append(out, page.Link{Name: f.name, Href: f.file})
+		}
+	}
+	return out
 }
 
 // historyHTML is porcupine's visualization of the violating keys, in the
