@@ -15,6 +15,8 @@ require (
 	gonum.org/v1/plot v0.17.0
 )
 
+require github.com/oncepay/oncepay/internal/redistest v0.0.0 // indirect
+
 require (
 	codeberg.org/go-fonts/liberation v0.5.0 // indirect
 	codeberg.org/go-latex/latex v0.2.0 // indirect
@@ -44,3 +46,5 @@ replace github.com/oncepay/oncepay/pkg/idem => ../pkg/idem
 replace github.com/oncepay/oncepay/lua => ../lua
 
 replace github.com/oncepay/oncepay/pkg/message => ../pkg/message
+
+replace github.com/oncepay/oncepay/internal/redistest => ../internal/redistest

@@ -16,3 +16,7 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
 )
+
+require github.com/oncepay/oncepay/internal/redistest v0.0.0
+
+replace github.com/oncepay/oncepay/internal/redistest => ../redistest

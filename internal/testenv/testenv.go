@@ -14,58 +14,31 @@ package testenv
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"fmt"
 	"net/url"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/oncepay/oncepay/internal/redistest"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/redis/go-redis/v9"
 )
 
-const hint = "start the services with `make test`, or `scripts/harness up && eval \"$(scripts/harness env)\"` before `go test`; set ONCEPAY_SKIP_INTEGRATION=1 to skip integration tests on purpose"
+const hint = redistest.Hint
 
 // Integration marks t as an integration test: it skips only when
 // ONCEPAY_SKIP_INTEGRATION=1 is set.
 func Integration(t testing.TB) {
 	t.Helper()
-	if os.Getenv("ONCEPAY_SKIP_INTEGRATION") == "1" {
-		t.Skip("ONCEPAY_SKIP_INTEGRATION=1")
-	}
-}
-
-func mustEnv(t testing.TB, name string) string {
-	t.Helper()
-	Integration(t)
-	v := os.Getenv(name)
-	if v == "" {
-		t.Fatalf("%s is not set: %s", name, hint)
-	}
-	return v
+	redistest.Integration(t)
 }
 
 // RedisURL returns REDIS_URL after checking that Redis answers PING.
 func RedisURL(t testing.TB) string {
 	t.Helper()
-	u := mustEnv(t, "REDIS_URL")
-	opt, err := redis.ParseURL(u)
-	if err != nil {
-		t.Fatalf("REDIS_URL %q: %v", u, err)
-	}
-	c := redis.NewClient(opt)
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	if err := c.Ping(ctx).Err(); err != nil {
-		t.Fatalf("redis at %s does not answer: %v\n%s", opt.Addr, err, hint)
-	}
-	return u
+	return redistest.URL(t)
 }
 
 // Redis returns a client on database db (1..15) of the harness Redis, closed
@@ -73,19 +46,24 @@ func RedisURL(t testing.TB) string {
 // in one cannot touch another's keys.
 func Redis(t testing.TB, db int) *redis.Client {
 	t.Helper()
-	opt, _ := redis.ParseURL(RedisURL(t))
-	opt.DB = db
-	c := redis.NewClient(opt)
-	t.Cleanup(func() { _ = c.Close() })
-	return c
+	return redistest.Client(t, db)
 }
 
 // RedisOptions returns the parsed options of the harness Redis on database db.
 func RedisOptions(t testing.TB, db int) *redis.Options {
 	t.Helper()
-	opt, _ := redis.ParseURL(RedisURL(t))
-	opt.DB = db
-	return opt
+	return redistest.Options(t, db)
+}
+
+// RedisServer is a private redis-server owned by one test; see
+// redistest.Server.
+type RedisServer = redistest.Server
+
+// StartRedis starts a private redis-server for this test; see
+// redistest.StartServer.
+func StartRedis(t testing.TB) *RedisServer {
+	t.Helper()
+	return redistest.StartServer(t)
 }
 
 // PostgresURL returns DATABASE_URL after checking that Postgres answers.
@@ -102,7 +80,7 @@ func PSPPostgresURL(t testing.TB) string {
 
 func pgCheck(t testing.TB, name string) string {
 	t.Helper()
-	u := mustEnv(t, name)
+	u := redistest.Env(t, name)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, u)
@@ -156,7 +134,7 @@ func NewDatabase(t testing.TB) string {
 // AMQPURL returns AMQP_URL after checking that RabbitMQ accepts a connection.
 func AMQPURL(t testing.TB) string {
 	t.Helper()
-	u := mustEnv(t, "AMQP_URL")
+	u := redistest.Env(t, "AMQP_URL")
 	conn, err := amqp.DialConfig(u, amqp.Config{Dial: amqp.DefaultDial(3 * time.Second)})
 	if err != nil {
 		t.Fatalf("rabbitmq at %s does not answer: %v\n%s", redact(u), err, hint)
@@ -169,7 +147,7 @@ func AMQPURL(t testing.TB) string {
 // fails the test if it fails. Only tests that do not call t.Parallel may use it.
 func Harness(t testing.TB, args ...string) {
 	t.Helper()
-	h := mustEnv(t, "ONCEPAY_HARNESS")
+	h := redistest.Env(t, "ONCEPAY_HARNESS")
 	cmd := exec.Command(h, args...) // #nosec G204 -- h is ONCEPAY_HARNESS, which scripts/harness run sets to itself; args are the test's own
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -182,14 +160,7 @@ func Harness(t testing.TB, args ...string) {
 // prefixes and merchants: prefix + short random suffix.
 func Name(t testing.TB, prefix string) string {
 	t.Helper()
-	var b [6]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		t.Fatal(err)
-	}
-	if prefix == "" {
-		prefix = "t"
-	}
-	return fmt.Sprintf("%s-%s", prefix, hex.EncodeToString(b[:]))
+	return redistest.Name(t, prefix)
 }
 
 func redact(raw string) string {

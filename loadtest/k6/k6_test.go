@@ -28,8 +28,8 @@ func plan(t *testing.T, seed string) string {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("k6 run plan.js: %v\n%s%s", err, out.String(), errb.String())
 	}
-	// Only the plan's records count: k6 may add lines of its own (an
-	// "Error from API server" was seen once among them).
+	// Only the plan's records count: k6 may add lines of its own to the
+	// same streams (errors and warnings such as "Error from API server").
 	var records []string
 	for _, l := range strings.Split(out.String()+errb.String(), "\n") {
 		if strings.Contains(l, `"steady"`) {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oncepay/oncepay/internal/testenv"
+	"github.com/oncepay/oncepay/internal/redistest"
 	"github.com/oncepay/oncepay/lua"
 	"github.com/oncepay/oncepay/pkg/idem"
 	"github.com/redis/go-redis/v9"
@@ -22,7 +22,7 @@ import (
 // script calls it makes.
 
 func benchClient(b *testing.B) *redis.Client {
-	opt := testenv.RedisOptions(b, redisDB)
+	opt := redistest.Options(b, redisDB)
 	opt.ContextTimeoutEnabled = true
 	rdb := redis.NewClient(opt)
 	b.Cleanup(func() { rdb.Close() })
@@ -32,7 +32,7 @@ func benchClient(b *testing.B) *redis.Client {
 func BenchmarkBeginComplete(b *testing.B) {
 	s := idem.New(benchClient(b), idem.Config{Retention: time.Minute})
 	ctx := context.Background()
-	prefix := testenv.Name(b, "bench")
+	prefix := redistest.Name(b, "bench")
 	result := []byte(`{"status":202,"body":"eyJpZCI6InBheV8xIn0="}`)
 	b.ReportAllocs()
 	i := 0
@@ -52,7 +52,7 @@ func BenchmarkBeginComplete(b *testing.B) {
 func BenchmarkBeginReplay(b *testing.B) {
 	s := idem.New(benchClient(b), idem.Config{Retention: time.Minute})
 	ctx := context.Background()
-	k, _ := idem.NewKey("bench", testenv.Name(b, "replay"))
+	k, _ := idem.NewKey("bench", redistest.Name(b, "replay"))
 	c, err := s.Begin(ctx, k, "api", "fp")
 	if err != nil {
 		b.Fatal(err)
@@ -81,7 +81,7 @@ func BenchmarkRawEvalSha(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	prefix := "idem:v1:{bench:" + testenv.Name(b, "raw")
+	prefix := "idem:v1:{bench:" + redistest.Name(b, "raw")
 	result := `{"status":202,"body":"eyJpZCI6InBheV8xIn0="}`
 	b.ReportAllocs()
 	i := 0
@@ -103,7 +103,7 @@ func BenchmarkRawEvalSha(b *testing.B) {
 func BenchmarkKeep(b *testing.B) {
 	s := idem.New(benchClient(b), idem.Config{Retention: time.Minute})
 	ctx := context.Background()
-	k, _ := idem.NewKey("bench", testenv.Name(b, "keep"))
+	k, _ := idem.NewKey("bench", redistest.Name(b, "keep"))
 	c, err := s.Begin(ctx, k, "charge", "fp")
 	if err != nil {
 		b.Fatal(err)
@@ -147,7 +147,7 @@ func BenchmarkBeginCompleteConcurrent(b *testing.B) {
 				}
 				s := idem.New(scripter, idem.Config{Retention: time.Minute})
 				ctx := context.Background()
-				prefix := testenv.Name(b, "conc")
+				prefix := redistest.Name(b, "conc")
 				result := []byte(`{"status":202,"body":"eyJpZCI6InBheV8xIn0="}`)
 				var n atomic.Int64
 				redis0, client0 := redisCPU(b, rdb), processCPU()

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oncepay/oncepay/internal/testenv"
+	"github.com/oncepay/oncepay/internal/redistest"
 	"github.com/oncepay/oncepay/pkg/idem"
 )
 
@@ -22,7 +22,7 @@ import (
 // PENDING) but can be released. Once Redis has room again, all of it works.
 func TestFullRedisFailsClosed(t *testing.T) {
 	t.Parallel()
-	srv := testenv.StartRedis(t)
+	srv := redistest.StartServer(t)
 	rdb := srv.Client()
 	var mu sync.Mutex
 	var outcomes []string // of the operations while Redis is full

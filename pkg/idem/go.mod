@@ -6,20 +6,15 @@ require github.com/oncepay/oncepay/lua v0.0.0
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/jackc/pgpassfile v1.0.0 // indirect
-	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
-	github.com/jackc/pgx/v5 v5.12.0 // indirect
-	github.com/rabbitmq/amqp091-go v1.16.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
-	golang.org/x/text v0.41.0 // indirect
 )
 
 replace github.com/oncepay/oncepay/lua => ../../lua
 
 require (
-	github.com/oncepay/oncepay/internal/testenv v0.0.0
+	github.com/oncepay/oncepay/internal/redistest v0.0.0
 	github.com/redis/go-redis/v9 v9.23.0
 )
 
-replace github.com/oncepay/oncepay/internal/testenv => ../../internal/testenv
+replace github.com/oncepay/oncepay/internal/redistest => ../../internal/redistest

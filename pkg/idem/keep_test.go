@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oncepay/oncepay/internal/testenv"
+	"github.com/oncepay/oncepay/internal/redistest"
 	"github.com/oncepay/oncepay/pkg/idem"
 	"github.com/redis/go-redis/v9"
 )
@@ -24,7 +24,7 @@ func TestKeepStopsBeforeATakeoverWhenRedisIsBlackholed(t *testing.T) {
 	t.Parallel()
 	const lease = time.Second
 	hole := &blackhole{}
-	opt := testenv.RedisOptions(t, redisDB)
+	opt := redistest.Options(t, redisDB)
 	opt.ContextTimeoutEnabled = true
 	opt.MaxRetries = -1
 	opt.Dialer = hole.dial

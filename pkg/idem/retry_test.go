@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oncepay/oncepay/internal/testenv"
+	"github.com/oncepay/oncepay/internal/redistest"
 	"github.com/oncepay/oncepay/pkg/idem"
 )
 
@@ -17,7 +17,7 @@ import (
 // or released, instead of PENDING.
 func TestRetryThroughRedisRestart(t *testing.T) {
 	t.Parallel()
-	srv := testenv.StartRedis(t)
+	srv := redistest.StartServer(t)
 	rdb := srv.Client()
 	s := idem.New(rdb, idem.Config{Lease: 10 * time.Second, Timeout: 200 * time.Millisecond})
 	ctx := context.Background()
@@ -54,7 +54,7 @@ func TestRetryThroughRedisRestart(t *testing.T) {
 // next Complete is ErrLost, Retry stops there and the newer result stands.
 func TestRetryStopsWhenTheLeaseIsLost(t *testing.T) {
 	t.Parallel()
-	srv := testenv.StartRedis(t)
+	srv := redistest.StartServer(t)
 	s := idem.New(srv.Client(), idem.Config{Lease: 200 * time.Millisecond, Timeout: 200 * time.Millisecond})
 	ctx := context.Background()
 	k := newKey(t)
@@ -89,7 +89,7 @@ func TestRetryStopsWhenTheLeaseIsLost(t *testing.T) {
 // still reports ErrUnavailable.
 func TestRetryGivesUpAfterTheLimit(t *testing.T) {
 	t.Parallel()
-	srv := testenv.StartRedis(t)
+	srv := redistest.StartServer(t)
 	s := idem.New(srv.Client(), idem.Config{Lease: time.Minute, Timeout: 200 * time.Millisecond})
 	c := begin(t, s, newKey(t), "api", "fp")
 	srv.Stop()

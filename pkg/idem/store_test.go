@@ -5,17 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/oncepay/oncepay/internal/testenv"
+	"github.com/oncepay/oncepay/internal/redistest"
 	"github.com/oncepay/oncepay/pkg/idem"
 	"github.com/redis/go-redis/v9"
 )
@@ -25,7 +20,7 @@ const redisDB = 1
 
 func newStore(t *testing.T, cfg idem.Config) (*idem.Store, *redis.Client) {
 	t.Helper()
-	opt := testenv.RedisOptions(t, redisDB)
+	opt := redistest.Options(t, redisDB)
 	opt.ContextTimeoutEnabled = true
 	rdb := redis.NewClient(opt)
 	t.Cleanup(func() { rdb.Close() })
@@ -34,7 +29,7 @@ func newStore(t *testing.T, cfg idem.Config) (*idem.Store, *redis.Client) {
 
 func newKey(t *testing.T) idem.Key {
 	t.Helper()
-	k, err := idem.NewKey(testenv.Name(t, "m"), testenv.Name(t, "key"))
+	k, err := idem.NewKey(redistest.Name(t, "m"), redistest.Name(t, "key"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,17 +287,15 @@ func TestKeepStopsQuietlyAfterComplete(t *testing.T) {
 
 func TestKeepCancelsWhenRedisStopsAnswering(t *testing.T) {
 	t.Parallel()
-	rdb, cmd := privateRedis(t)
+	srv := redistest.StartServer(t)
 	// The heartbeat at 200ms fails after its 150ms timeout, before the
 	// deadline at 500ms.
 	const lease = 600 * time.Millisecond
-	s := idem.New(rdb, idem.Config{Lease: lease, Timeout: 150 * time.Millisecond})
+	s := idem.New(srv.Client(), idem.Config{Lease: lease, Timeout: 150 * time.Millisecond})
 	c := begin(t, s, newKey(t), "charge", "fp")
 	work, stop := c.Lease.Keep(context.Background())
 	defer stop()
-	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil { // answers nothing
-		t.Fatal(err)
-	}
+	srv.Freeze() // answers nothing
 	select {
 	case <-work.Done():
 	case <-time.After(10 * lease):
@@ -316,18 +309,16 @@ func TestKeepCancelsWhenRedisStopsAnswering(t *testing.T) {
 
 func TestKeepStopWaitsForTheHeartbeatInFlight(t *testing.T) {
 	t.Parallel()
-	rdb, cmd := privateRedis(t)
+	srv := redistest.StartServer(t)
 	var extends atomic.Int32
-	s := idem.New(rdb, idem.Config{Lease: 3 * time.Second, Timeout: time.Second,
+	s := idem.New(srv.Client(), idem.Config{Lease: 3 * time.Second, Timeout: time.Second,
 		Observe: func(e idem.Event) {
 			if e.Op == idem.OpExtend {
 				extends.Add(1)
 			}
 		}})
 	c := begin(t, s, newKey(t), "charge", "fp")
-	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
+	srv.Freeze()
 	_, stop := c.Lease.Keep(context.Background())
 	// The first heartbeat is due after 1s and then hangs on the frozen
 	// Redis for its 1s timeout (the deadline, at 2.7s, comes later); stop
@@ -337,76 +328,33 @@ func TestKeepStopWaitsForTheHeartbeatInFlight(t *testing.T) {
 	if n := extends.Load(); n != 1 {
 		t.Fatalf("stop returned with %d heartbeats finished, want the one in flight (1)", n)
 	}
-	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
-		t.Fatal(err)
-	}
+	srv.Thaw()
 	time.Sleep(1500 * time.Millisecond) // more than a heartbeat interval
 	if n := extends.Load(); n != 1 {
 		t.Fatalf("%d heartbeats after stop returned, want none", n-1)
 	}
 }
 
-// privateRedis starts a throw-away redis-server that this test may stop,
-// freeze or kill without touching the shared one.
-func privateRedis(t *testing.T) (*redis.Client, *exec.Cmd) {
-	t.Helper()
-	testenv.Integration(t)
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Fatalf("redis-server not on PATH (scripts/harness up installs it): %v", err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGCONT)
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	rdb := redis.NewClient(&redis.Options{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), ContextTimeoutEnabled: true, MaxRetries: -1})
-	t.Cleanup(func() { rdb.Close() })
-	deadline := time.Now().Add(5 * time.Second)
-	for rdb.Ping(context.Background()).Err() != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("private redis-server did not answer within 5s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return rdb, cmd
-}
-
 func TestUnavailableWithinTimeout(t *testing.T) {
 	t.Parallel()
 	for _, fault := range []struct {
 		name   string
-		signal os.Signal
+		inject func(*redistest.Server)
 	}{
-		{"stopped", syscall.SIGKILL}, // connection refused
-		{"frozen", syscall.SIGSTOP},  // accepts nothing, answers nothing
+		{"stopped", (*redistest.Server).Stop},  // connection refused
+		{"frozen", (*redistest.Server).Freeze}, // accepts nothing, answers nothing
 	} {
 		t.Run(fault.name, func(t *testing.T) {
 			t.Parallel()
-			rdb, cmd := privateRedis(t)
+			srv := redistest.StartServer(t)
 			const timeout = 200 * time.Millisecond
-			s := idem.New(rdb, idem.Config{Timeout: timeout, Lease: time.Minute})
+			s := idem.New(srv.Client(), idem.Config{Timeout: timeout, Lease: time.Minute})
 			k := newKey(t)
 			c, err := s.Begin(context.Background(), k, "api", "fp")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := cmd.Process.Signal(fault.signal); err != nil {
-				t.Fatal(err)
-			}
-			if fault.signal == syscall.SIGKILL {
-				cmd.Wait()
-			}
+			fault.inject(srv)
 			calls := map[string]func() error{
 				"begin":    func() error { _, err := s.Begin(context.Background(), k, "api", "fp"); return err },
 				"complete": func() error { return c.Lease.Complete(context.Background(), []byte("x")) },

@@ -15,6 +15,8 @@ require (
 	golang.org/x/time v0.15.0
 )
 
+require github.com/oncepay/oncepay/internal/redistest v0.0.0 // indirect
+
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
@@ -43,3 +45,5 @@ replace github.com/oncepay/oncepay/pkg/service => ../../pkg/service
 replace github.com/oncepay/oncepay/lua => ../../lua
 
 replace github.com/oncepay/oncepay/pkg/message => ../../pkg/message
+
+replace github.com/oncepay/oncepay/internal/redistest => ../../internal/redistest

@@ -16,6 +16,8 @@ require (
 	github.com/redis/go-redis/v9 v9.23.0
 )
 
+require github.com/oncepay/oncepay/internal/redistest v0.0.0 // indirect
+
 require (
 	github.com/Shopify/toxiproxy/v2 v2.12.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
@@ -47,3 +49,5 @@ replace (
 )
 
 replace github.com/oncepay/oncepay/pkg/message => ../../pkg/message
+
+replace github.com/oncepay/oncepay/internal/redistest => ../../internal/redistest

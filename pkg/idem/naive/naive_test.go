@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oncepay/oncepay/internal/testenv"
+	"github.com/oncepay/oncepay/internal/redistest"
 	"github.com/oncepay/oncepay/pkg/idem"
 	"github.com/oncepay/oncepay/pkg/idem/naive"
 	"github.com/redis/go-redis/v9"
@@ -18,7 +18,7 @@ const redisDB = 5
 
 func newRedis(t *testing.T) *redis.Client {
 	t.Helper()
-	opt := testenv.RedisOptions(t, redisDB)
+	opt := redistest.Options(t, redisDB)
 	opt.ContextTimeoutEnabled = true
 	rdb := redis.NewClient(opt)
 	t.Cleanup(func() { rdb.Close() })
@@ -28,9 +28,9 @@ func newRedis(t *testing.T) *redis.Client {
 func newKey(t *testing.T, merchant string) idem.Key {
 	t.Helper()
 	if merchant == "" {
-		merchant = testenv.Name(t, "m")
+		merchant = redistest.Name(t, "m")
 	}
-	k, err := idem.NewKey(merchant, testenv.Name(t, "key"))
+	k, err := idem.NewKey(merchant, redistest.Name(t, "key"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestContract(t *testing.T) {
 			})
 			t.Run("scoped per merchant", func(t *testing.T) {
 				a := newKey(t, "")
-				b, err := idem.NewKey(testenv.Name(t, "other"), a.ID())
+				b, err := idem.NewKey(redistest.Name(t, "other"), a.ID())
 				if err != nil {
 					t.Fatal(err)
 				}

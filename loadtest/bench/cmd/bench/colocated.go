@@ -102,10 +102,9 @@ func (b *bench) colocated(ctx context.Context) error {
 // halfway is the one X a search tries after its steps: halfway between
 // the highest X that kept up and the lowest that fell behind, when both
 // exist one step apart. Without it the ceiling moves in steps of
-// colocStep, 25% of a ceiling of 1,000: in the runs of 20:06 to 20:41 it
-// came out 750 because the k6 → JSON stage reached 972-984 of 1,000/s in
-// two of three searches, where in earlier runs it had reached 991-1,000 in
-// two of three. The sustained target is a fraction of this ceiling.
+// colocStep, 25% of a ceiling of 1,000, so a stage that falls just short
+// of a step (972 of 1,000/s) would report the step below (750). The
+// sustained target is a fraction of this ceiling.
 func halfway(run results.ColocRun) (float64, bool) {
 	if run.Ceiling == 0 || run.Knee == 0 || run.Knee-run.Ceiling <= colocStep/2 {
 		return 0, false

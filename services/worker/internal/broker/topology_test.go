@@ -1,38 +1,19 @@
 package broker
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/oncepay/oncepay/pkg/message"
+	"github.com/oncepay/oncepay/pkg/message/messagetest"
 )
-
-// recorder is a declarer that records what was declared.
-type recorder struct{ calls []string }
-
-func (r *recorder) ExchangeDeclare(name, kind string, durable, autoDelete, internal, noWait bool, args amqp.Table) error {
-	r.calls = append(r.calls, fmt.Sprintf("exchange %s %s durable=%t", name, kind, durable))
-	return nil
-}
-
-func (r *recorder) QueueDeclare(name string, durable, autoDelete, exclusive, noWait bool, args amqp.Table) (amqp.Queue, error) {
-	r.calls = append(r.calls, fmt.Sprintf("queue %s durable=%t %v", name, durable, args))
-	return amqp.Queue{Name: name}, nil
-}
-
-func (r *recorder) QueueBind(name, key, exchange string, noWait bool, args amqp.Table) error {
-	r.calls = append(r.calls, fmt.Sprintf("bind %s %q %s", name, key, exchange))
-	return nil
-}
 
 func TestTopologyDeclare(t *testing.T) {
 	topo := Topology{Topology: message.Topology{Exchange: "payments", Queue: "payments.charge", DeliveryLimit: 20},
 		RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second}}
-	var r recorder
+	var r messagetest.Recorder
 	if err := topo.Declare(&r); err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +29,7 @@ func TestTopologyDeclare(t *testing.T) {
 		"queue payments.charge.retry.v2.5s durable=true " + retry + "x-message-ttl:5000 x-overflow:reject-publish x-queue-type:quorum]",
 		"queue payments.charge.retry.v2.30s durable=true " + retry + "x-message-ttl:30000 x-overflow:reject-publish x-queue-type:quorum]",
 	}
-	if diff := cmp.Diff(want, r.calls); diff != "" {
+	if diff := cmp.Diff(want, r.Calls); diff != "" {
 		t.Errorf("declarations (-want +got):\n%s", diff)
 	}
 }

@@ -1,26 +1,28 @@
-package testenv
+package redistest
 
 import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// RedisServer is a throw-away redis-server owned by one test, which the
+// Server is a throw-away redis-server owned by one test, which the
 // test may stop and start again without touching the shared Redis (so the
 // test may run in parallel). Its data survives Stop and Start: it writes an
 // append-only file fsynced on every write, so even a SIGKILL loses nothing,
 // and a restart reloads it (answering LOADING meanwhile), as a production
 // Redis with AOF does.
-type RedisServer struct {
+type Server struct {
 	t    testing.TB
 	bin  string
 	dir  string
@@ -31,10 +33,10 @@ type RedisServer struct {
 	closed bool      // the test ended: Start does nothing
 }
 
-// StartRedis starts a private redis-server on a free port of 127.0.0.1 and
+// StartServer starts a private redis-server on a free port of 127.0.0.1 and
 // waits until it answers. It is killed at cleanup. It fails the test if
 // redis-server is not on PATH (scripts/harness up installs it).
-func StartRedis(t testing.TB) *RedisServer {
+func StartServer(t testing.TB) *Server {
 	t.Helper()
 	Integration(t)
 	bin, err := exec.LookPath("redis-server")
@@ -47,7 +49,7 @@ func StartRedis(t testing.TB) *RedisServer {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	_ = l.Close()
-	r := &RedisServer{t: t, bin: bin, dir: t.TempDir(), port: port}
+	r := &Server{t: t, bin: bin, dir: t.TempDir(), port: port}
 	t.Cleanup(func() {
 		r.mu.Lock()
 		r.closed = true
@@ -59,14 +61,14 @@ func StartRedis(t testing.TB) *RedisServer {
 }
 
 // Addr returns host:port.
-func (r *RedisServer) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(r.port)) }
+func (r *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(r.port)) }
 
 // URL returns redis://host:port/db.
-func (r *RedisServer) URL(db int) string { return fmt.Sprintf("redis://%s/%d", r.Addr(), db) }
+func (r *Server) URL(db int) string { return fmt.Sprintf("redis://%s/%d", r.Addr(), db) }
 
 // Client returns a client of database 0 with ContextTimeoutEnabled and no
 // retries, closed at cleanup.
-func (r *RedisServer) Client() *redis.Client {
+func (r *Server) Client() *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: r.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1})
 	r.t.Cleanup(func() { _ = c.Close() })
 	return c
@@ -76,7 +78,7 @@ func (r *RedisServer) Client() *redis.Client {
 // waits until it answers commands, the data set loaded. It is a no-op if
 // the server runs. It may be called from any goroutine; it reports
 // problems with t.Error, not t.Fatal.
-func (r *RedisServer) Start() {
+func (r *Server) Start() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.cmd != nil || r.closed {
@@ -97,7 +99,7 @@ func (r *RedisServer) Start() {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err := c.Get(ctx, "testenv:probe").Err() // LOADING fails it; PING would not
+		err := c.Get(ctx, "redistest:probe").Err() // LOADING fails it; PING would not
 		cancel()
 		if err == nil || err == redis.Nil {
 			return
@@ -111,9 +113,9 @@ func (r *RedisServer) Start() {
 }
 
 // Stop kills the server (SIGKILL, a crash; nothing is lost, see
-// RedisServer) and waits until it is gone. It is a no-op if the server is
+// Server) and waits until it is gone. It is a no-op if the server is
 // stopped. It may be called from any goroutine.
-func (r *RedisServer) Stop() {
+func (r *Server) Stop() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.cmd == nil {
@@ -124,10 +126,30 @@ func (r *RedisServer) Stop() {
 	r.cmd = nil
 }
 
+// Freeze stops the server process (SIGSTOP): it keeps its connections and
+// accepts new ones, but answers nothing until Thaw, as a Redis stalled by
+// the host does. It is a no-op if the server is stopped. Stop and the
+// cleanup kill a frozen server too.
+func (r *Server) Freeze() { r.signal(syscall.SIGSTOP) }
+
+// Thaw resumes a server that Freeze stopped (SIGCONT).
+func (r *Server) Thaw() { r.signal(syscall.SIGCONT) }
+
+func (r *Server) signal(sig os.Signal) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cmd == nil {
+		return
+	}
+	if err := r.cmd.Process.Signal(sig); err != nil {
+		r.t.Errorf("signal redis-server: %v", err)
+	}
+}
+
 // Outage stops the server now and starts it again after d, in the
 // background. Wait for the returned channel, which is closed once the
 // server answers again.
-func (r *RedisServer) Outage(d time.Duration) <-chan struct{} {
+func (r *Server) Outage(d time.Duration) <-chan struct{} {
 	r.Stop()
 	back := make(chan struct{})
 	go func() {
@@ -144,25 +166,25 @@ const fillMargin = 512 << 10
 
 // Fill makes the server full, as a production Redis with maxmemory and
 // maxmemory-policy noeviction gets full: it writes 1 MiB of filler
-// (testenv:fill, in 16 KiB appends), then sets maxmemory-policy noeviction
+// (redistest:fill, in 16 KiB appends), then sets maxmemory-policy noeviction
 // and maxmemory 512 KiB below the memory then in use. (maxmemory is set
 // after the write because small writes up to the limit leave it a few bytes
 // away, where buffers come and go. The filler goes in small pieces because
 // Redis counts a client's query buffer as used memory and frees a large one
-// later, in its cron: measured after one 1 MiB SET, used_memory fell by more
-// than the margin a few seconds afterwards, and Redis took writes again.)
+// later, in its cron: after one 1 MiB SET, used_memory falls by more than
+// the margin a few seconds afterwards, and Redis takes writes again.)
 // From then on Redis
 // refuses every command that may grow memory, a script's first write
 // included, with "OOM command not allowed when used memory > 'maxmemory'",
 // and still answers reads and deletes. Fill fails the test unless a write
 // is refused so afterwards. Unfill ends it.
-func (r *RedisServer) Fill() {
+func (r *Server) Fill() {
 	r.t.Helper()
 	ctx := context.Background()
 	c := r.Client()
 	piece := strings.Repeat("x", 16<<10)
 	for range 64 {
-		if err := c.Append(ctx, "testenv:fill", piece).Err(); err != nil {
+		if err := c.Append(ctx, "redistest:fill", piece).Err(); err != nil {
 			r.t.Fatalf("fill: write the filler: %v", err)
 		}
 	}
@@ -173,14 +195,14 @@ func (r *RedisServer) Fill() {
 	if err := c.ConfigSet(ctx, "maxmemory", strconv.FormatInt(used-fillMargin, 10)).Err(); err != nil {
 		r.t.Fatalf("fill: CONFIG SET maxmemory: %v", err)
 	}
-	if err := c.Set(ctx, "testenv:fill:probe", "x", 0).Err(); !redis.IsOOMError(err) {
+	if err := c.Set(ctx, "redistest:fill:probe", "x", 0).Err(); !redis.IsOOMError(err) {
 		r.t.Fatalf("fill: with used_memory %d above maxmemory %d a SET answered %v, want an OOM error", used, used-fillMargin, err)
 	}
 }
 
 // Unfill lifts the limit that Fill set (CONFIG SET maxmemory 0): Redis
 // accepts writes again. The filler stays.
-func (r *RedisServer) Unfill() {
+func (r *Server) Unfill() {
 	r.t.Helper()
 	if err := r.Client().ConfigSet(context.Background(), "maxmemory", "0").Err(); err != nil {
 		r.t.Fatalf("unfill: CONFIG SET maxmemory 0: %v", err)
@@ -188,7 +210,7 @@ func (r *RedisServer) Unfill() {
 }
 
 // usedMemory returns INFO memory's used_memory.
-func (r *RedisServer) usedMemory(c *redis.Client) int64 {
+func (r *Server) usedMemory(c *redis.Client) int64 {
 	r.t.Helper()
 	info := c.InfoMap(context.Background(), "memory")
 	if err := info.Err(); err != nil {
