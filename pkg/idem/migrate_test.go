@@ -149,15 +149,23 @@ func (*redirectCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redi
 func migrateSlot(t *testing.T, cc *redis.ClusterClient, slot int) (from, to string) {
 	t.Helper()
 	ctx := context.Background()
-	slots, err := cc.ClusterSlots(ctx).Result()
+	shards, err := cc.ClusterShards(ctx).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var primaries []string
-	for _, r := range slots {
-		primaries = append(primaries, r.Nodes[0].Addr)
-		if r.Start <= slot && slot <= r.End {
-			from = r.Nodes[0].Addr
+	for _, sh := range shards {
+		for _, n := range sh.Nodes {
+			if n.Role != "master" {
+				continue
+			}
+			addr := net.JoinHostPort(n.IP, fmt.Sprint(n.Port))
+			primaries = append(primaries, addr)
+			for _, r := range sh.Slots {
+				if r.Start <= int64(slot) && int64(slot) <= r.End {
+					from = addr
+				}
+			}
 		}
 	}
 	for _, p := range primaries {
