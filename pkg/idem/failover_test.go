@@ -50,6 +50,7 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 		wg.Go(func() {
 			for !stop.Load() {
 				k := newKey(t)
+				began := time.Now()
 				c, err := s.Begin(ctx, k, "api", "fp")
 				if err != nil {
 					mu.Lock()
@@ -66,7 +67,8 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 					unknown = append(unknown, k)
 				} else {
 					acked = append(acked, done{k, now})
-					if !killedAt.IsZero() && firstAck.IsZero() && now.After(killedAt) {
+					// Only an operation begun after the kill proves a new primary.
+					if !killedAt.IsZero() && firstAck.IsZero() && began.After(killedAt) {
 						firstAck = now
 					}
 				}
@@ -80,11 +82,11 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	old.Kill()
 	mu.Lock()
-	before := len(acked)
+	before := len(acked) // acknowledged before the kill returned
 	killedAt = time.Now()
 	mu.Unlock()
-	old.Kill()
 	promoted := sen.WaitPrimary(old, 60*time.Second)
 	promotedAt := time.Now()
 	deadline := time.Now().Add(30 * time.Second)
@@ -103,10 +105,20 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 		t.Fatalf("no Complete succeeded within 30s after %s was promoted", promoted.Addr())
 	}
 
-	// Check every acknowledged completion with a second owner's Begin.
+	// Check every acknowledged completion with a second owner's Begin
+	// (retried while the client still dials the old primary).
+	secondBegin := func(k idem.Key) (c idem.Claim, err error) {
+		for range 100 {
+			if c, err = s.Begin(ctx, k, "api", "fp"); !errors.Is(err, idem.ErrUnavailable) {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		return c, err
+	}
 	lost, lostLastSecond := 0, 0
 	for _, d := range acked {
-		c, err := s.Begin(ctx, d.k, "api", "fp")
+		c, err := secondBegin(d.k)
 		switch {
 		case err == nil && c.Outcome == idem.Completed && string(c.Result) == d.k.String():
 		case err == nil && c.Outcome == idem.Acquired, errors.Is(err, idem.ErrInProgress):
@@ -120,7 +132,7 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 	}
 	took := 0
 	for _, k := range unknown {
-		c, err := s.Begin(ctx, k, "api", "fp")
+		c, err := secondBegin(k)
 		if err == nil && c.Outcome == idem.Completed {
 			took++
 		}
