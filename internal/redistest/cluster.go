@@ -56,6 +56,26 @@ func StartCluster(t testing.TB) *Cluster {
 			if !strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, "cluster_slots_ok:16384") {
 				return fmt.Errorf("CLUSTER INFO: %s", info)
 			}
+			// Every node starts as a primary; wait until this node's view
+			// has the roles that --cluster create assigned.
+			nodes, err := rdb.ClusterNodes(ctx).Result()
+			if err != nil {
+				return err
+			}
+			masters, replicas := 0, 0
+			for _, line := range strings.Split(strings.TrimSpace(nodes), "\n") {
+				f := strings.Fields(line)
+				switch {
+				case len(f) < 3:
+				case strings.Contains(f[2], "master"):
+					masters++
+				case strings.Contains(f[2], "slave"):
+					replicas++
+				}
+			}
+			if masters != 3 || replicas != 3 {
+				return fmt.Errorf("CLUSTER NODES shows %d primaries and %d replicas:\n%s", masters, replicas, nodes)
+			}
 			return nil
 		})
 	}

@@ -156,7 +156,7 @@ func migrateSlot(t *testing.T, cc *redis.ClusterClient, slot int) (from, to stri
 	var primaries []string
 	for _, sh := range shards {
 		for _, n := range sh.Nodes {
-			if n.Role != "master" {
+			if n.Role != "master" || len(sh.Slots) == 0 {
 				continue
 			}
 			addr := net.JoinHostPort(n.IP, fmt.Sprint(n.Port))
@@ -202,12 +202,16 @@ func migrateSlot(t *testing.T, cc *redis.ClusterClient, slot int) (from, to stri
 	time.Sleep(100 * time.Millisecond)
 	must("NODE on the target", dst.Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", dstID).Err())
 	must("NODE on the source", src.Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", dstID).Err())
+	// The other primaries would learn it by gossip too; telling them is
+	// what redis-cli does, and a failure there changes nothing for clients.
 	for _, p := range primaries {
 		if p == from || p == to {
 			continue
 		}
 		o := redis.NewClient(&redis.Options{Addr: p})
-		must("NODE on "+p, o.Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", dstID).Err())
+		if err := o.Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", dstID).Err(); err != nil {
+			t.Logf("move slot %d: SETSLOT NODE on %s: %v", slot, p, err)
+		}
 		_ = o.Close()
 	}
 	return from, to
