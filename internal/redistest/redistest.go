@@ -1,6 +1,8 @@
 // Package redistest connects tests to a real Redis: the shared one that
-// `make test` starts with scripts/harness (REDIS_URL), or a private
-// redis-server that one test owns and may crash, restart or fill (Server).
+// `make test` starts with scripts/harness (REDIS_URL), a private
+// redis-server that one test owns and may crash, restart or fill (Server),
+// or a Redis Cluster or Sentinel setup that one test owns on the ports of
+// REDIS_HA_PORTS (StartCluster, StartSentinel).
 //
 // It is the Redis part of the test rig, in a module of its own that needs
 // only go-redis, so that the library (pkg/idem) can test against a real
