@@ -36,6 +36,7 @@ type pipe struct {
 }
 
 type call struct {
+	ctx  context.Context // the caller's: its values (a trace span) go with the send
 	cmd  *redis.Cmd
 	done chan struct{} // closed when cmd has its reply or error
 }
@@ -45,7 +46,7 @@ type call struct {
 // run later: its outcome is unknown, as with any timed-out call. cmd must
 // not be read after do returns ctx's error.
 func (p *pipe) do(ctx context.Context, cmd *redis.Cmd) (any, error) {
-	c := &call{cmd: cmd, done: make(chan struct{})}
+	c := &call{ctx: ctx, cmd: cmd, done: make(chan struct{})}
 	p.mu.Lock()
 	p.queue = append(p.queue, c)
 	lead := !p.busy
@@ -97,8 +98,12 @@ func (p *pipe) drain() {
 	}
 }
 
+// send sends batch on a context that carries the first caller's values (so
+// a tracing hook parents the command or pipeline to that caller's span) but
+// not its cancellation: the batch is bounded by p.timeout alone, since one
+// caller giving up must not cut off the others' scripts.
 func (p *pipe) send(batch []*call) {
-	ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(batch[0].ctx), p.timeout)
 	defer cancel()
 	if len(batch) == 1 {
 		_ = p.rdb.Process(ctx, batch[0].cmd)
