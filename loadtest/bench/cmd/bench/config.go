@@ -42,13 +42,10 @@ type config struct {
 	LatencyRate       int           // BENCH_LATENCY_RATE: requests/s of the latency rounds (100)
 	WorkerConcurrency int           // BENCH_WORKER_CONCURRENCY (32; the worker's default is 8)
 	// PortBase (BENCH_PORT_BASE, default 9180): the services listen on
-	// PortBase to PortBase+9, pprof 10 higher, their ops listeners 20.
+	// PortBase to PortBase+9, their ops listeners 20 higher.
 	PortBase   int
 	PSPLatency string        // BENCH_PSP_LATENCY (50ms, as scripts/local)
 	Limit      time.Duration // the whole run is cancelled after this (25m, 8m quick)
-	// Profile (BENCH_PROFILE=1) serves pprof from every api and worker and
-	// takes CPU profiles during the first saturation round.
-	Profile bool
 }
 
 var allPhases = []string{"go", "e2e"}
@@ -76,8 +73,7 @@ func loadConfig(getenv func(string) string, now time.Time) (config, error) {
 		}
 		return n
 	}
-	c := config{Quick: getenv("BENCH_QUICK") == "1" || getenv("BENCH_QUICK") == "true",
-		Profile: getenv("BENCH_PROFILE") == "1" || getenv("BENCH_PROFILE") == "true"}
+	c := config{Quick: getenv("BENCH_QUICK") == "1" || getenv("BENCH_QUICK") == "true"}
 	wd, _ := os.Getwd()
 	c.Repo, _ = filepath.Abs(str("BENCH_REPO", wd))
 	c.Out = str("BENCH_OUT", filepath.Join(c.Repo, ".run", "bench", "runs", now.UTC().Format("20060102T150405Z")))

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/oncepay/oncepay/loadtest/bench/cpu"
@@ -223,8 +222,7 @@ func (b *bench) apiPhase(ctx context.Context, run string, v *variant, all []*var
 // benchmark, sustained runs included) and measures it: throughput,
 // latency, what v's workers settled meanwhile, CPU per process group of
 // all, the AOF rewrites that overlapped it. every, if set, is called once a
-// second while k6 runs. With BENCH_PROFILE, the first saturation round's
-// phases are profiled too.
+// second while k6 runs.
 func (b *bench) measure(ctx context.Context, run string, v *variant, all []*variant, env map[string]string, d time.Duration,
 	every func()) (results.Phase, k6Summary, error) {
 	secs := d.Seconds()
@@ -237,10 +235,6 @@ func (b *bench) measure(ctx context.Context, run string, v *variant, all []*vari
 	span := cpu.Start(b.e2eRoots(all))
 	p := results.Phase{Name: run}
 	t0 := time.Now()
-	profiled := func() {}
-	if b.cfg.Profile && strings.HasPrefix(run, "sat0-") {
-		profiled = b.profile(ctx, run, v, int(secs)-2)
-	}
 	wait := b.k6Async(ctx, run, d+3*time.Minute, env)
 	stop, ticked := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -262,7 +256,6 @@ func (b *bench) measure(ctx context.Context, run string, v *variant, all []*vari
 	s, err := wait()
 	close(stop)
 	<-ticked
-	profiled()
 	if err != nil {
 		return p, s, err
 	}

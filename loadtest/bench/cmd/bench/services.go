@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/oncepay/oncepay/internal/proc"
@@ -81,7 +80,7 @@ func (b *bench) startPSP(ctx context.Context) (*proc.Proc, error) {
 func (b *bench) startAPIs(ctx context.Context, v *variant) error {
 	ps, err := b.startReplicas(ctx, v, "api", v.APIs, func(name, addr string) []string {
 		return []string{"API_LISTEN_ADDR=" + addr, "API_OPS_ADDR=" + opsAddr(addr), "API_MERCHANT_KEYS=" + merchantKeys,
-			"API_INSTANCE=" + name, "API_PPROF_ADDR=" + b.pprof(addr), "IDEM_LEASE=10s", "SHUTDOWN_GRACE=10s"}
+			"API_INSTANCE=" + name, "IDEM_LEASE=10s", "SHUTDOWN_GRACE=10s"}
 	}, opsAddr)
 	v.apiProcs = ps
 	return err
@@ -90,7 +89,7 @@ func (b *bench) startAPIs(ctx context.Context, v *variant) error {
 // startWorkers starts the copy's workers and waits until they are ready.
 func (b *bench) startWorkers(ctx context.Context, v *variant) error {
 	ps, err := b.startReplicas(ctx, v, "worker", v.Workers, func(name, addr string) []string {
-		return []string{"WORKER_LISTEN_ADDR=" + addr, "WORKER_INSTANCE=" + name, "WORKER_PPROF_ADDR=" + b.pprof(addr),
+		return []string{"WORKER_LISTEN_ADDR=" + addr, "WORKER_INSTANCE=" + name,
 			"PSP_URL=http://" + b.pspAddr(), "IDEM_LEASE=15s", "WORKER_RETRY_DELAYS=1s,5s,15s", "SHUTDOWN_GRACE=20s",
 			"WORKER_CONCURRENCY=" + strconv.Itoa(b.cfg.WorkerConcurrency), "WORKER_PREFETCH=" + strconv.Itoa(2*b.cfg.WorkerConcurrency)}
 	}, func(addr string) string { return addr })
@@ -126,54 +125,10 @@ func (b *bench) startReplicas(ctx context.Context, v *variant, program string, a
 // the psp on addr: its port + 20.
 func opsAddr(addr string) string { return shift(addr, 20) }
 
-// pprofAddr is where a service listening on addr serves pprof (port + 10)
-// when BENCH_PROFILE is set.
-func pprofAddr(addr string) string { return shift(addr, 10) }
-
-// pprof is the pprof address of a service on addr with BENCH_PROFILE, else
-// empty (no pprof listener).
-func (b *bench) pprof(addr string) string {
-	if !b.cfg.Profile {
-		return ""
-	}
-	return pprofAddr(addr)
-}
-
 func shift(addr string, by int) string {
 	host, port, _ := net.SplitHostPort(addr)
 	n, _ := strconv.Atoi(port)
 	return net.JoinHostPort(host, strconv.Itoa(n+by))
-}
-
-// profile takes a CPU profile of seconds from every api and worker of v,
-// into profiles/<name>-<process>.pprof, with a text summary (pprof -top)
-// next to it. It runs in the background; wait waits for it.
-func (b *bench) profile(ctx context.Context, name string, v *variant, seconds int) (wait func()) {
-	dir := filepath.Join(b.cfg.Out, "profiles")
-	_ = os.MkdirAll(dir, 0o755)
-	var wg sync.WaitGroup
-	targets := map[string]string{}
-	for i, a := range v.APIs {
-		targets[fmt.Sprintf("api-%s-%d", v.Name, i+1)] = pprofAddr(a)
-	}
-	for i, a := range v.Workers {
-		targets[fmt.Sprintf("worker-%s-%d", v.Name, i+1)] = pprofAddr(a)
-	}
-	for proc, addr := range targets {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			path := filepath.Join(dir, name+"-"+proc+".pprof")
-			url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, seconds)
-			if _, err := b.command(ctx, "pprof", time.Duration(seconds+60)*time.Second, dir, nil, "curl", "-sf", "-o", path, url); err != nil {
-				b.note("profile %s: %v", proc, err)
-				return
-			}
-			top, _ := b.command(ctx, "pprof", time.Minute, dir, nil, "go", "tool", "pprof", "-top", "-nodecount=60", path)
-			_ = os.WriteFile(strings.TrimSuffix(path, ".pprof")+".top.txt", []byte(top.Out), 0o644)
-		}()
-	}
-	return wg.Wait
 }
 
 // stopWorkers stops the variant's workers, each by its pid.
