@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/oncepay/oncepay/loadtest/bench/cpu"
+	"github.com/oncepay/oncepay/loadtest/bench/peer"
 	"github.com/oncepay/oncepay/loadtest/bench/results"
 )
 
@@ -41,7 +42,9 @@ func Markdown(w io.Writer, r *results.Results) {
 	machine(w, r)
 	goBench(w, r)
 	e2e(w, r)
-	peer(w, r)
+	if r.Peer != nil {
+		fmt.Fprintf(w, "\n## Against a peer (make bench-peer)\n\n%s", peer.Table(r.Peer))
+	}
 	if len(r.Notes) > 0 {
 		fmt.Fprintln(w, "\n## Notes")
 		fmt.Fprintln(w)
@@ -156,20 +159,6 @@ func e2e(w io.Writer, r *results.Results) {
 	secs := float64(r.Settings.SustainSeconds)
 	sustainedTables(w, "Sustained end to end, boundary on (k6 open model)", e.Sustained, secs)
 	sustainedTables(w, "Sustained end to end, "+off, e.SustainedOff, secs)
-}
-
-// peer writes the peer phase's rows that bench read, if any.
-func peer(w io.Writer, r *results.Results) {
-	p := r.Peer
-	if p == nil {
-		return
-	}
-	fmt.Fprintf(w, "\n## Against a peer (from %s)\n\n", p.Source)
-	fmt.Fprintln(w, "| library | mode | concurrency | ops/s | CPU µs/op (client + Redis) |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---:|")
-	for _, row := range p.Rows {
-		fmt.Fprintf(w, "| %s | %s | %d | %.0f | %.1f |\n", row.Library, row.Mode, row.Concurrency, row.OpsPerSec, row.CPUMicrosPerOp)
-	}
 }
 
 // sustainedTables writes the table of sustained runs ss of secs seconds and

@@ -5,12 +5,12 @@ package results
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"slices"
 	"time"
 
 	"github.com/oncepay/oncepay/loadtest/bench/cpu"
+	"github.com/oncepay/oncepay/loadtest/bench/peer"
 )
 
 // Results is one benchmark run.
@@ -23,9 +23,9 @@ type Results struct {
 	Settings Settings  `json:"settings"`
 	Go       *GoBench  `json:"go,omitempty"`
 	E2E      *E2E      `json:"e2e,omitempty"`
-	// Peer is the peer phase's results (loadtest/bench/peer), read from its
-	// results JSON when that phase ran; nil when it did not.
-	Peer    *Peer         `json:"peer,omitempty"`
+	// Peer is the peer phase's results (loadtest/bench/peer) without its
+	// cells, read from its results JSON when that phase ran.
+	Peer    *peer.Results `json:"peer,omitempty"`
 	Notes   []string      `json:"notes,omitempty"`
 	Elapsed time.Duration `json:"elapsed_ns"`
 }
@@ -75,68 +75,6 @@ type GoPoint struct {
 type GoMedian struct {
 	GoPoint
 	OpsPerSec float64 `json:"ops_per_sec"`
-}
-
-// Peer is what bench reads from the peer phase's results JSON: pkg/idem
-// and the peer library on one Redis, medians per library, mode and
-// concurrency.
-type Peer struct {
-	Source string    `json:"source"` // the file it was read from
-	Rows   []PeerRow `json:"rows"`
-}
-
-// PeerRow is one library in one mode at one concurrency.
-type PeerRow struct {
-	Library     string  `json:"library"` // "pkg/idem" or "peer"
-	Mode        string  `json:"mode"`    // "fresh" or "replay"
-	Concurrency int     `json:"concurrency"`
-	OpsPerSec   float64 `json:"ops_per_sec"`
-	// CPUMicrosPerOp is the client's and Redis's CPU per operation.
-	CPUMicrosPerOp float64 `json:"cpu_us_per_op"`
-}
-
-// Row returns the row of library in mode at concurrency, if any.
-func (p *Peer) Row(library, mode string, concurrency int) (PeerRow, bool) {
-	for _, r := range p.Rows {
-		if r.Library == library && r.Mode == mode && r.Concurrency == concurrency {
-			return r, true
-		}
-	}
-	return PeerRow{}, false
-}
-
-// LoadPeer reads the peer phase's results.json (loadtest/bench/peer's
-// Results: its "summary", the medians per library, operation and
-// concurrency) as rows: library "idem" becomes "pkg/idem", "powertools"
-// becomes "peer"; other libraries (pkg/idem unbatched) are left out.
-func LoadPeer(path string) (*Peer, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var in struct {
-		Summary []struct {
-			Lib         string  `json:"lib"`
-			Op          string  `json:"op"`
-			Concurrency int     `json:"concurrency"`
-			OpsPerSec   float64 `json:"ops_per_s"`
-			TotalCPUus  float64 `json:"total_cpu_us_per_op"`
-		} `json:"summary"`
-	}
-	if err := json.Unmarshal(b, &in); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	libs := map[string]string{"idem": "pkg/idem", "powertools": "peer"}
-	p := &Peer{Source: path}
-	for _, s := range in.Summary {
-		if lib, ok := libs[s.Lib]; ok {
-			p.Rows = append(p.Rows, PeerRow{Library: lib, Mode: s.Op, Concurrency: s.Concurrency, OpsPerSec: s.OpsPerSec, CPUMicrosPerOp: s.TotalCPUus})
-		}
-	}
-	if len(p.Rows) == 0 {
-		return nil, fmt.Errorf("%s: no pkg/idem or peer rows in its summary", path)
-	}
-	return p, nil
 }
 
 // E2E is the end-to-end benchmark on the bench runtime.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/oncepay/oncepay/internal/proc"
 	"github.com/oncepay/oncepay/loadtest/bench/cpu"
+	"github.com/oncepay/oncepay/loadtest/bench/peer"
 	"github.com/oncepay/oncepay/loadtest/bench/report"
 	"github.com/oncepay/oncepay/loadtest/bench/results"
 )
@@ -54,7 +55,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		SaturationVUs: cfg.SatVUs, LatencyRate: cfg.LatencyRate, WorkerConcurrency: cfg.WorkerConcurrency,
 		PSPLatency: cfg.PSPLatency,
 	}
-	if p, err := results.LoadPeer(cfg.Peer); err == nil {
+	if p, err := peer.Load(cfg.Peer); err == nil {
+		p.Cells = nil // the summary is what the report and the targets read
 		b.res.Peer = p
 	} else if !errors.Is(err, os.ErrNotExist) {
 		b.note("peer results: %v", err)
