@@ -56,11 +56,10 @@ type Settings struct {
 	PSPLatency        string `json:"psp_latency"`
 }
 
-// GoBench holds the pkg/idem microbenchmarks: every run and the medians.
+// GoBench holds the pkg/idem microbenchmarks: every run of each.
 type GoBench struct {
 	Runs      int                  `json:"runs"`
-	Medians   map[string]GoMedian  `json:"medians"`   // by benchmark name without -N suffix
-	Samples   map[string][]GoPoint `json:"samples"`   // every run
+	Samples   map[string][]GoPoint `json:"samples"`   // by benchmark name without -N suffix
 	Benchstat string               `json:"benchstat"` // benchstat's own table
 }
 
@@ -71,10 +70,13 @@ type GoPoint struct {
 	AllocsPerOp float64 `json:"allocs_per_op"`
 }
 
-// GoMedian is the median of every field over the runs.
-type GoMedian struct {
-	GoPoint
-	OpsPerSec float64 `json:"ops_per_sec"`
+// Median is the median of each field over the runs of benchmark name.
+func (g *GoBench) Median(name string) GoPoint {
+	var ns, by, al []float64
+	for _, p := range g.Samples[name] {
+		ns, by, al = append(ns, p.NsPerOp), append(by, p.BytesPerOp), append(al, p.AllocsPerOp)
+	}
+	return GoPoint{NsPerOp: Median(ns), BytesPerOp: Median(by), AllocsPerOp: Median(al)}
 }
 
 // E2E is the end-to-end benchmark on the bench runtime.

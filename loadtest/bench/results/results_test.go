@@ -35,9 +35,9 @@ func sample(t *testing.T, peerJSON string) *results.Results {
 	usage := cpu.Usage{MachineBusy: 0.5, Others: 0.05, Cores: map[string]float64{"psp": 0.05}}
 	r := &results.Results{
 		Settings: results.Settings{LatencyRate: 100, SustainSeconds: 10},
-		Go: &results.GoBench{Medians: map[string]results.GoMedian{
-			"BeginComplete": {GoPoint: results.GoPoint{NsPerOp: 120000}},
-			"RawEvalSha":    {GoPoint: results.GoPoint{NsPerOp: 100000}},
+		Go: &results.GoBench{Samples: map[string][]results.GoPoint{
+			"BeginComplete": {{NsPerOp: 110000}, {NsPerOp: 130000}},
+			"RawEvalSha":    {{NsPerOp: 100000}},
 		}},
 		E2E: &results.E2E{
 			OffHonoured: true,

@@ -114,7 +114,7 @@ func (r *Results) Targets() []Target {
 
 	gb := Target{Name: "pkg/idem Begin+Complete vs two raw EVALSHA", Goal: ">= 0.8x"}
 	if g := r.Go; g != nil {
-		bc, raw := g.Medians["BeginComplete"], g.Medians["RawEvalSha"]
+		bc, raw := g.Median("BeginComplete"), g.Median("RawEvalSha")
 		if bc.NsPerOp > 0 && raw.NsPerOp > 0 {
 			v := raw.NsPerOp / bc.NsPerOp
 			gb.set(v, v >= 0.8, "%.2fx (%.1f vs %.1f us/op)", v, bc.NsPerOp/1e3, raw.NsPerOp/1e3)

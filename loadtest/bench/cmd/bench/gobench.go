@@ -24,7 +24,7 @@ const goBenchmarks = "^Benchmark(BeginComplete|BeginReplay|RawEvalSha|Keep)$"
 // benchmark alike; then takes the medians and asks benchstat for its table.
 func (b *bench) goBench(ctx context.Context) error {
 	b.phase("go benchmarks")
-	g := &results.GoBench{Runs: b.cfg.GoCount, Medians: map[string]results.GoMedian{}, Samples: map[string][]results.GoPoint{}}
+	g := &results.GoBench{Runs: b.cfg.GoCount, Samples: map[string][]results.GoPoint{}}
 	raw := filepath.Join(b.cfg.Out, "go-bench.txt")
 	var all strings.Builder
 	env := []string{"REDIS_URL=" + b.cfg.RedisURL}
@@ -51,17 +51,6 @@ func (b *bench) goBench(ctx context.Context) error {
 	if err := os.WriteFile(raw, []byte(all.String()), 0o644); err != nil {
 		return err
 	}
-	for name, pts := range g.Samples {
-		var ns, by, al []float64
-		for _, p := range pts {
-			ns, by, al = append(ns, p.NsPerOp), append(by, p.BytesPerOp), append(al, p.AllocsPerOp)
-		}
-		m := results.GoMedian{GoPoint: results.GoPoint{NsPerOp: results.Median(ns), BytesPerOp: results.Median(by), AllocsPerOp: results.Median(al)}}
-		if m.NsPerOp > 0 {
-			m.OpsPerSec = 1e9 / m.NsPerOp
-		}
-		g.Medians[name] = m
-	}
 	// -col .name: BeginReplay and RawEvalSha against BeginComplete, with p-values.
 	stat, err := b.command(ctx, "benchstat", time.Minute, b.cfg.Out, nil, b.cfg.Benchstat, "-col", ".name", raw)
 	if err != nil {
@@ -69,7 +58,8 @@ func (b *bench) goBench(ctx context.Context) error {
 	}
 	g.Benchstat = stat.Out
 	b.res.Go = g
-	for name, m := range g.Medians {
+	for name := range g.Samples {
+		m := g.Median(name)
 		b.logf("  %-14s %8.1f us/op  %6.0f B/op  %4.0f allocs/op", name, m.NsPerOp/1e3, m.BytesPerOp, m.AllocsPerOp)
 	}
 	return nil

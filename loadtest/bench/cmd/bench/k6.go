@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/oncepay/oncepay/internal/proc"
@@ -28,8 +29,7 @@ type k6Summary struct {
 // k6 runs bench.js with env (TARGETS, MODE, LOAD, RATE, VUS, DURATION,
 // ITERATIONS, KEYS, RUN) and returns its summary.
 func (b *bench) k6(ctx context.Context, name string, timeout time.Duration, env map[string]string) (k6Summary, error) {
-	wait := b.k6Async(ctx, name, timeout, env)
-	return wait()
+	return b.k6Async(ctx, name, timeout, env)()
 }
 
 // k6Async starts k6 in the background; wait returns its summary.
@@ -39,30 +39,25 @@ func (b *bench) k6Async(ctx context.Context, name string, timeout time.Duration,
 	summary := filepath.Join(dir, name+".json")
 	_ = os.Remove(summary)
 	argv := []string{b.cfg.K6, "run", "--quiet", "--no-usage-report", "--address", "", "-e", "SUMMARY=" + summary}
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		argv = append(argv, "-e", k+"="+env[k])
 	}
 	argv = append(argv, filepath.Join(b.cfg.Repo, "loadtest", "bench", "k6", "bench.js"))
-	type done struct {
+	var (
 		r   proc.Result
 		err error
-	}
-	ch := make(chan done, 1)
+	)
+	done := make(chan struct{})
 	go func() {
-		r, err := b.command(ctx, "k6-"+name, timeout, dir, nil, argv...)
-		ch <- done{r, err}
+		defer close(done)
+		r, err = b.command(ctx, "k6-"+name, timeout, dir, nil, argv...)
 	}()
 	return func() (k6Summary, error) {
-		d := <-ch
-		if d.err != nil {
-			return k6Summary{}, d.err
-		}
+		<-done
 		var s k6Summary
+		if err != nil {
+			return s, err
+		}
 		raw, err := os.ReadFile(summary)
 		if err != nil {
 			return s, fmt.Errorf("k6 %s wrote no summary: %w", name, err)
@@ -70,7 +65,7 @@ func (b *bench) k6Async(ctx context.Context, name string, timeout time.Duration,
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return s, fmt.Errorf("k6 %s summary: %w", name, err)
 		}
-		s.CPU = d.r.CPU.Seconds()
+		s.CPU = r.CPU.Seconds()
 		return s, nil
 	}
 }
