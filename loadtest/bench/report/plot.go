@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"image/color"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,25 +29,6 @@ func Plots(r *results.Results, dir string) error {
 			return err
 		}
 	}
-	return nil
-}
-
-var palette = []color.Color{
-	color.RGBA{0x1f, 0x77, 0xb4, 0xff}, color.RGBA{0xff, 0x7f, 0x0e, 0xff}, color.RGBA{0x2c, 0xa0, 0x2c, 0xff},
-	color.RGBA{0xd6, 0x27, 0x28, 0xff}, color.RGBA{0x94, 0x67, 0xbd, 0xff}, color.RGBA{0x8c, 0x56, 0x4b, 0xff},
-	color.RGBA{0xe3, 0x77, 0xc2, 0xff}, color.RGBA{0x7f, 0x7f, 0x7f, 0xff}, color.RGBA{0xbc, 0xbd, 0x22, 0xff},
-}
-
-func addLine(p *plot.Plot, i int, name string, pts plotter.XYs) error {
-	l, s, err := plotter.NewLinePoints(pts)
-	if err != nil {
-		return err
-	}
-	l.Color, s.Color = palette[i%len(palette)], palette[i%len(palette)]
-	l.Width = vg.Points(1.5)
-	s.Shape = plotutil.Shape(i)
-	p.Add(l, s)
-	p.Legend.Add(name, l, s)
 	return nil
 }
 
@@ -134,7 +114,7 @@ func barChart(title, unit, format string, bars []bar) (*plot.Plot, error) {
 	if err != nil {
 		return nil, err
 	}
-	bc.Color = palette[0]
+	bc.Color = plotutil.Color(0)
 	bc.LineStyle.Width = 0
 	p.Add(bc)
 	labels, err := plotter.NewLabels(plotter.XYLabels{XYs: xysOf(vals), Labels: texts})
@@ -186,7 +166,8 @@ func sustainedPlot(on, off []results.Sustained, path string) error {
 		p.Title.Text = "Sustained, " + c.title + ": payments pending (accepted, not yet charged)"
 		p.X.Label.Text, p.Y.Label.Text = "seconds into the run", "pending payments"
 		p.Legend.Top, p.Legend.Left = true, true
-		for i, s := range c.runs {
+		var lines []any
+		for _, s := range c.runs {
 			var pts plotter.XYs
 			for j, y := range s.Pending {
 				pts = append(pts, plotter.XY{X: float64(j + 1), Y: y})
@@ -197,10 +178,11 @@ func sustainedPlot(on, off []results.Sustained, path string) error {
 				held = "did not hold"
 			}
 			if len(pts) > 0 {
-				if err := addLine(p, i, fmt.Sprintf("%.0f payments/s offered (%s)", s.Rate, held), pts); err != nil {
-					return err
-				}
+				lines = append(lines, fmt.Sprintf("%.0f payments/s offered (%s)", s.Rate, held), pts)
 			}
+		}
+		if err := plotutil.AddLinePoints(p, lines...); err != nil {
+			return err
 		}
 		tiles = append(tiles, p)
 	}

@@ -9,33 +9,28 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/oncepay/oncepay/loadtest/bench/results"
 )
 
 // config is everything bench reads from its environment, once; the
 // variables are listed in docs/PERFORMANCE.md.
 type config struct {
-	Repo   string          // the working directory: the repository root
-	Out    string          // BENCH_OUT, default <repo>/.run/bench/runs/<UTC time>
-	Quick  bool            // BENCH_QUICK=1: about 4 minutes instead of about 15
-	Phases map[string]bool // BENCH_PHASES: some of go,e2e
-	Peer   string          // BENCH_PEER: the peer phase's results JSON, read when it exists
+	results.Settings                 // the knobs the results record
+	Repo             string          // the working directory: the repository root
+	Out              string          // BENCH_OUT, default <repo>/.run/bench/runs/<UTC time>
+	Quick            bool            // BENCH_QUICK=1: about 4 minutes instead of about 15
+	Phases           map[string]bool // BENCH_PHASES: some of go,e2e
+	Peer             string          // BENCH_PEER: the peer phase's results JSON, read when it exists
 
 	RedisURL, AdminDB, AMQPURL string // the bench harness's REDIS_URL, DATABASE_URL and AMQP_URL
 	HarnessDir                 string // $ONCEPAY_RUN_DIR/harness: its servers' pid files
 	K6, Benchstat              string // <repo>/bin/k6 and bin/benchstat
 
-	GoCount           int           // BENCH_GO_COUNT, at least 6
-	GoBenchtime       string        // BENCH_GO_BENCHTIME
-	Phase, Sustain    time.Duration // one e2e phase; one sustained run
-	Repeats           int           // BENCH_REPEATS: e2e rounds
-	SustainTries      int           // sustained runs per copy
-	FloorOps          int           // pkg/idem Begin+Complete calls per floor measurement
-	SatVUs            int           // BENCH_SAT_VUS: k6 clients at saturation
-	LatencyRate       int           // BENCH_LATENCY_RATE: requests/s of the latency rounds
-	WorkerConcurrency int           // BENCH_WORKER_CONCURRENCY
-	PortBase          int           // BENCH_PORT_BASE: services on base to base+9, ops listeners 20 higher
-	PSPLatency        string        // BENCH_PSP_LATENCY
-	Limit             time.Duration // the whole run is cancelled after this
+	SustainTries int           // sustained runs per copy
+	FloorOps     int           // pkg/idem Begin+Complete calls per floor measurement
+	PortBase     int           // BENCH_PORT_BASE: services on base to base+9, ops listeners 20 higher
+	Limit        time.Duration // the whole run is cancelled after this
 }
 
 // loadConfig reads the configuration and reports every problem at once.
@@ -65,13 +60,14 @@ func loadConfig(getenv func(string) string, now time.Time) (config, error) {
 		RedisURL: getenv("REDIS_URL"), AdminDB: getenv("DATABASE_URL"), AMQPURL: getenv("AMQP_URL"),
 		HarnessDir: filepath.Join(str("ONCEPAY_RUN_DIR", run), "harness"),
 		K6:         filepath.Join(wd, "bin", "k6"), Benchstat: filepath.Join(wd, "bin", "benchstat"),
-		GoCount:     integer("BENCH_GO_COUNT", pick(8, 6)),
-		GoBenchtime: str("BENCH_GO_BENCHTIME", map[bool]string{false: "1s", true: "300ms"}[quick]),
-		Phase:       time.Duration(pick(12, 6)) * time.Second, Sustain: time.Duration(pick(60, 20)) * time.Second,
-		Repeats: integer("BENCH_REPEATS", pick(3, 1)), SustainTries: pick(4, 2), FloorOps: pick(2000, 500),
-		SatVUs: integer("BENCH_SAT_VUS", 32), LatencyRate: integer("BENCH_LATENCY_RATE", 100),
-		WorkerConcurrency: integer("BENCH_WORKER_CONCURRENCY", 32), PortBase: integer("BENCH_PORT_BASE", 9180),
-		PSPLatency: str("BENCH_PSP_LATENCY", "50ms"), Limit: time.Duration(pick(25, 8)) * time.Minute,
+		Settings: results.Settings{
+			GoCount: integer("BENCH_GO_COUNT", pick(8, 6)), GoBenchtime: str("BENCH_GO_BENCHTIME", map[bool]string{false: "1s", true: "300ms"}[quick]),
+			PhaseSeconds: pick(12, 6), SustainSeconds: pick(60, 20), Repeats: integer("BENCH_REPEATS", pick(3, 1)),
+			SaturationVUs: integer("BENCH_SAT_VUS", 32), LatencyRate: integer("BENCH_LATENCY_RATE", 100),
+			WorkerConcurrency: integer("BENCH_WORKER_CONCURRENCY", 32), PSPLatency: str("BENCH_PSP_LATENCY", "50ms"),
+		},
+		SustainTries: pick(4, 2), FloorOps: pick(2000, 500), PortBase: integer("BENCH_PORT_BASE", 9180),
+		Limit: time.Duration(pick(25, 8)) * time.Minute,
 	}
 	for _, p := range strings.Split(str("BENCH_PHASES", "go,e2e"), ",") {
 		if p = strings.TrimSpace(p); p != "go" && p != "e2e" {

@@ -53,7 +53,7 @@ func (b *bench) e2e(ctx context.Context) error {
 		return err
 	}
 
-	sat := map[string]string{"MODE": "fresh", "LOAD": "vus", "VUS": strconv.Itoa(b.cfg.SatVUs)}
+	sat := map[string]string{"MODE": "fresh", "LOAD": "vus", "VUS": strconv.Itoa(b.cfg.SaturationVUs)}
 	lat := map[string]string{"MODE": "fresh", "LOAD": "rate", "RATE": strconv.Itoa(b.cfg.LatencyRate)}
 	for rep := range b.cfg.Repeats {
 		b.phase(fmt.Sprintf("e2e: saturation round %d", rep+1))
@@ -62,7 +62,7 @@ func (b *bench) e2e(ctx context.Context) error {
 			return err
 		}
 		p, err := b.apiPhase(ctx, fmt.Sprintf("sat%d-replay", rep), on, both, map[string]string{
-			"MODE": "replay", "LOAD": "vus", "VUS": strconv.Itoa(b.cfg.SatVUs), "KEYS_FROM": round.On.Name, "KEYS": "1000"})
+			"MODE": "replay", "LOAD": "vus", "VUS": strconv.Itoa(b.cfg.SaturationVUs), "KEYS_FROM": round.On.Name, "KEYS": "1000"})
 		if err != nil {
 			return err
 		}
@@ -211,7 +211,7 @@ func (b *bench) roundTrips(ctx context.Context, e *results.E2E, on, off *variant
 func (b *bench) apiPhase(ctx context.Context, run string, v *variant, all []*variant, env map[string]string) (results.Phase, error) {
 	b.vacuum(ctx)
 	b.rewriteAOF(ctx)
-	p, _, err := b.measure(ctx, run, v, all, env, b.cfg.Phase, nil)
+	p, _, err := b.measure(ctx, run, v, all, env, time.Duration(b.cfg.PhaseSeconds)*time.Second, nil)
 	if err == nil {
 		p.DrainedIn = b.drain(ctx, 2*time.Minute)
 	}

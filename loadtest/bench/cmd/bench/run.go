@@ -50,11 +50,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	b.res.Machine = describeMachine(ctx, cfg)
 	b.res.Commit = gitCommit(ctx, cfg.Repo)
-	b.res.Settings = results.Settings{
-		GoCount: cfg.GoCount, GoBenchtime: cfg.GoBenchtime, PhaseSeconds: int(cfg.Phase.Seconds()), SustainSeconds: int(cfg.Sustain.Seconds()), Repeats: cfg.Repeats,
-		SaturationVUs: cfg.SatVUs, LatencyRate: cfg.LatencyRate, WorkerConcurrency: cfg.WorkerConcurrency,
-		PSPLatency: cfg.PSPLatency,
-	}
+	b.res.Settings = cfg.Settings
 	if p, err := peer.Load(cfg.Peer); err == nil {
 		p.Cells = nil // the summary is what the report and the targets read
 		b.res.Peer = p

@@ -43,7 +43,7 @@ func (b *bench) sustainSearch(ctx context.Context, e *results.E2E, on, off *vari
 			*s.runs = append(*s.runs, run)
 			b.logf("  sustained %.0f/s, %s: held %v %s (accepted %d, charged %d, backlog %d -> %d, slope %.1f/s; %.2f ms CPU per charged payment, %.2f without the psp)",
 				run.Rate, s.v.Name, run.OK, run.Why, run.Accepted, run.Charged, run.PendingStart, run.PendingEnd, run.BacklogSlope,
-				run.CPUPerCharged(b.cfg.Sustain.Seconds(), false), run.CPUPerCharged(b.cfg.Sustain.Seconds(), true))
+				run.CPUPerCharged(float64(b.cfg.SustainSeconds), false), run.CPUPerCharged(float64(b.cfg.SustainSeconds), true))
 			s.rate = nextRate(*s.runs)
 		}
 	}
@@ -89,7 +89,7 @@ func roundTo(x, unit float64) float64 { return float64(int(x/unit+0.5)) * unit }
 // precedes it: it runs with the housekeeping as it comes, and reports it.
 func (b *bench) sustain(ctx context.Context, rate float64, v *variant, all []*variant) (results.Sustained, error) {
 	b.phase(fmt.Sprintf("e2e: sustained %.0f payments/s, boundary %s", rate, v.Name))
-	secs := b.cfg.Sustain.Seconds()
+	secs := float64(b.cfg.SustainSeconds)
 	s := results.Sustained{Rate: rate}
 	var err error
 	if s.PendingStart, err = b.pending(ctx); err != nil {
@@ -105,7 +105,7 @@ func (b *bench) sustain(ctx context.Context, rate float64, v *variant, all []*va
 	p, k, err := b.measure(ctx, run, v, all, map[string]string{"MODE": "fresh", "LOAD": "rate", "RATE": strconv.FormatFloat(rate, 'f', 0, 64),
 		// A VU per two payments/s up front: k6 must not be what drops payments
 		// when a moment of latency needs more clients in flight.
-		"PRE_VUS": strconv.Itoa(max(100, int(rate/2)))}, b.cfg.Sustain, func() {
+		"PRE_VUS": strconv.Itoa(max(100, int(rate/2)))}, time.Duration(b.cfg.SustainSeconds)*time.Second, func() {
 		if n, err := b.pending(ctx); err == nil {
 			mu.Lock()
 			s.Pending = append(s.Pending, float64(n))
