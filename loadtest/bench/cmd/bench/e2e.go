@@ -21,31 +21,28 @@ func (b *bench) e2e(ctx context.Context) error {
 	e := &results.E2E{}
 	b.res.E2E = e
 	on, off := newVariants(b.cfg.PortBase)
-	both := []*variant{on, off}
-	if err := b.purgeQueues(on, off); err != nil {
+	b.copies = []*variant{on, off}
+	if err := b.purgeQueues(); err != nil {
 		return err
 	}
 	if _, err := b.startPSP(ctx); err != nil {
 		return err
 	}
-	for _, v := range both {
-		if err := b.startAPIs(ctx, v); err != nil {
-			return err
-		}
+	for _, v := range b.copies {
 		// The workers declare the queues and bindings; without them the api's
 		// first messages would be unroutable. They stop again until the api's
 		// round trips are counted, so that only the api talks to Redis then.
+		if err := b.startAPIs(ctx, v); err != nil {
+			return err
+		}
 		if err := b.startWorkers(ctx, v); err != nil {
 			return err
 		}
 		b.stopWorkers(v)
 	}
-	for _, v := range both {
-		// Connection pools (Redis, Postgres) filled for 16 concurrent clients,
-		// prepared statements, first publishes.
+	for _, v := range b.copies { // connection pools filled, statements prepared
 		if _, err := b.k6(ctx, "warmup-"+v.Name, 2*time.Minute, map[string]string{
-			"TARGETS": v.targets(), "LOAD": "count", "VUS": "16", "ITERATIONS": "600", "RUN": "warm-" + v.Name,
-		}); err != nil {
+			"TARGETS": v.targets(), "LOAD": "count", "VUS": "16", "ITERATIONS": "600", "RUN": "warm-" + v.Name}, nil); err != nil {
 			return err
 		}
 	}
@@ -53,39 +50,36 @@ func (b *bench) e2e(ctx context.Context) error {
 		return err
 	}
 
-	sat := map[string]string{"MODE": "fresh", "LOAD": "vus", "VUS": strconv.Itoa(b.cfg.SaturationVUs)}
-	lat := map[string]string{"MODE": "fresh", "LOAD": "rate", "RATE": strconv.Itoa(b.cfg.LatencyRate)}
+	vus := strconv.Itoa(b.cfg.SaturationVUs)
 	for rep := range b.cfg.Repeats {
 		b.phase(fmt.Sprintf("e2e: saturation round %d", rep+1))
-		var round results.SatRound
-		if err := b.pair(ctx, fmt.Sprintf("sat%d", rep), rep, on, off, sat, &round.On, &round.Off); err != nil {
+		var r results.SatRound
+		var err error
+		if r.On, r.Off, err = b.pair(ctx, fmt.Sprintf("sat%d", rep), rep, map[string]string{"MODE": "fresh", "LOAD": "vus", "VUS": vus}); err != nil {
 			return err
 		}
-		p, err := b.apiPhase(ctx, fmt.Sprintf("sat%d-replay", rep), on, both, map[string]string{
-			"MODE": "replay", "LOAD": "vus", "VUS": strconv.Itoa(b.cfg.SaturationVUs), "KEYS_FROM": round.On.Name, "KEYS": "1000"})
-		if err != nil {
+		if r.Replay, err = b.apiPhase(ctx, fmt.Sprintf("sat%d-replay", rep), on, map[string]string{
+			"MODE": "replay", "LOAD": "vus", "VUS": vus, "KEYS_FROM": r.On.Name, "KEYS": "1000"}); err != nil {
 			return err
 		}
-		round.Replay = p
-		e.Saturation = append(e.Saturation, round)
+		e.Saturation = append(e.Saturation, r)
 		b.logf("  round %d: on %.0f/s (p50 %.1f ms), off %.0f/s (p50 %.1f ms), replay %.0f/s (p50 %.1f ms); charged on %.0f/s, off %.0f/s",
-			rep+1, round.On.Accepted, round.On.P50MS, round.Off.Accepted, round.Off.P50MS, round.Replay.Replayed, round.Replay.P50MS,
-			round.On.Charged, round.Off.Charged)
+			rep+1, r.On.Accepted, r.On.P50MS, r.Off.Accepted, r.Off.P50MS, r.Replay.Replayed, r.Replay.P50MS, r.On.Charged, r.Off.Charged)
 	}
 	for rep := range b.cfg.Repeats {
 		b.phase(fmt.Sprintf("e2e: latency round %d at %d/s", rep+1, b.cfg.LatencyRate))
-		var round results.LatRound
-		if err := b.pair(ctx, fmt.Sprintf("lat%d", rep), rep, on, off, lat, &round.On, &round.Off); err != nil {
+		var r results.LatRound
+		var err error
+		if r.On, r.Off, err = b.pair(ctx, fmt.Sprintf("lat%d", rep), rep, map[string]string{
+			"MODE": "fresh", "LOAD": "rate", "RATE": strconv.Itoa(b.cfg.LatencyRate)}); err != nil {
 			return err
 		}
-		f, err := b.floor(ctx, fmt.Sprintf("lat%d", rep))
-		if err != nil {
+		if r.Floor, err = b.floor(ctx, fmt.Sprintf("lat%d", rep)); err != nil {
 			return err
 		}
-		round.Floor = f
-		e.Latency = append(e.Latency, round)
+		e.Latency = append(e.Latency, r)
 		b.logf("  round %d: p50 on %.2f ms, off %.2f ms; p99 on %.2f ms, off %.2f ms; pkg/idem floor p50 %.2f ms, p99 %.2f ms",
-			rep+1, round.On.P50MS, round.Off.P50MS, round.On.P99MS, round.Off.P99MS, f.P50MS, f.P99MS)
+			rep+1, r.On.P50MS, r.Off.P50MS, r.On.P99MS, r.Off.P99MS, r.Floor.P50MS, r.Floor.P99MS)
 	}
 
 	err := b.sustainSearch(ctx, e, on, off)
@@ -95,123 +89,50 @@ func (b *bench) e2e(ctx context.Context) error {
 }
 
 // pair runs one apiPhase with env for each copy, the boundary's first in
-// even rounds and last in odd ones, into *onP and *offP; each phase is
-// named <run>-<copy>.
-func (b *bench) pair(ctx context.Context, run string, rep int, on, off *variant, env map[string]string, onP, offP *results.Phase) error {
-	order := []*variant{on, off}
-	if rep%2 == 1 {
-		order = []*variant{off, on}
-	}
-	for _, v := range order {
-		p, err := b.apiPhase(ctx, run+"-"+v.Name, v, []*variant{on, off}, maps.Clone(env))
+// even rounds and last in odd ones; each phase is named <run>-<copy>.
+func (b *bench) pair(ctx context.Context, run string, rep int, env map[string]string) (on, off results.Phase, err error) {
+	for i := range b.copies {
+		v := b.copies[(i+rep)%2]
+		p, err := b.apiPhase(ctx, run+"-"+v.Name, v, maps.Clone(env))
 		if err != nil {
-			return err
+			return on, off, err
 		}
-		if v == on {
-			*onP = p
+		if v == b.copies[0] {
+			on = p
 		} else {
-			*offP = p
+			off = p
 		}
 	}
-	return nil
+	return on, off, nil
 }
 
-// purgeQueues empties the variants' charge queues, if they exist from an
+// purgeQueues empties the copies' charge queues, if they exist from an
 // earlier run, so that no old backlog competes with this one.
-func (b *bench) purgeQueues(vs ...*variant) error {
+func (b *bench) purgeQueues() error {
 	conn, err := amqp.Dial(b.cfg.AMQPURL)
 	if err != nil {
 		return fmt.Errorf("rabbitmq: %w", err)
 	}
 	defer conn.Close()
-	for _, v := range vs {
+	for _, v := range b.copies {
 		ch, err := conn.Channel()
 		if err != nil {
 			return err
 		}
-		if _, err := ch.QueuePurge(v.Queue, false); err != nil { // a missing queue closes the channel; fine
-			continue
+		if _, err := ch.QueuePurge(v.Queue, false); err == nil { // a missing queue closes the channel; fine
+			ch.Close()
 		}
-		ch.Close()
 	}
 	return nil
 }
 
-// roundTrips counts Redis commands per request, each phase after CONFIG
-// RESETSTAT, while no worker runs (so that only the api talks to Redis);
-// then starts the workers and counts the commands per charged payment.
-func (b *bench) roundTrips(ctx context.Context, e *results.E2E, on, off *variant) error {
-	b.phase("e2e: redis round trips")
-	n := 2000
-	if b.cfg.Quick {
-		n = 500
-	}
-	count := func(name string, v *variant, env map[string]string, replay bool) (results.Commands, error) {
-		if err := b.resetStats(ctx); err != nil {
-			return results.Commands{}, err
-		}
-		env["TARGETS"], env["LOAD"], env["VUS"], env["ITERATIONS"], env["RUN"] = v.targets(), "count", "8", strconv.Itoa(n), name
-		s, err := b.k6(ctx, name, 3*time.Minute, env)
-		if err != nil {
-			return results.Commands{}, err
-		}
-		if s.Failed > 0 {
-			b.note("%s: %d requests failed %v", name, s.Failed, s.FailedBy)
-		}
-		reqs := s.Accepted
-		if replay {
-			reqs = s.Replayed
-		}
-		return b.commands(ctx, reqs)
-	}
-	var err error
-	if e.RoundTrips.Fresh, err = count("rt-fresh", on, map[string]string{"MODE": "fresh"}, false); err != nil {
-		return err
-	}
-	if e.RoundTrips.Replay, err = count("rt-replay", on, map[string]string{"MODE": "replay", "KEYS_FROM": "rt-fresh", "KEYS": strconv.Itoa(n)}, true); err != nil {
-		return err
-	}
-	if e.RoundTrips.Off, err = count("rt-off", off, map[string]string{"MODE": "fresh"}, false); err != nil {
-		return err
-	}
-	e.OffHonoured = e.RoundTrips.Off.Requests > 0 && e.RoundTrips.Off.Total == 0
-	if !e.OffHonoured {
-		b.note("the api with IDEM_STRATEGY=off made %d Redis calls for %d requests: the strategy is not honoured (has IDEM_STRATEGY landed?); on/off ratios are not measured",
-			e.RoundTrips.Off.Total, e.RoundTrips.Off.Requests)
-	}
-	b.logf("  per new request %.3f (%v), per replay %.3f (%v), off %.3f",
-		e.RoundTrips.Fresh.PerRequest(), e.RoundTrips.Fresh.ByCommand,
-		e.RoundTrips.Replay.PerRequest(), e.RoundTrips.Replay.ByCommand, e.RoundTrips.Off.PerRequest())
-
-	// Both copies' workers charge the backlog on a reset counter: the
-	// copy without the boundary makes no Redis call.
-	if err := b.resetStats(ctx); err != nil {
-		return err
-	}
-	for _, v := range []*variant{on, off} {
-		if err := b.startWorkers(ctx, v); err != nil {
-			return err
-		}
-	}
-	b.drain(ctx, 2*time.Minute)
-	settled, err := b.settled(ctx, on)
-	if err != nil {
-		return err
-	}
-	if e.RoundTrips.Charge, err = b.commands(ctx, settled); err != nil {
-		return err
-	}
-	b.logf("  per charged payment (worker) %.3f (%v)", e.RoundTrips.Charge.PerRequest(), e.RoundTrips.Charge.ByCommand)
-	return nil
-}
-
-// apiPhase runs one k6 phase of Phase seconds against v, vacuumed and
-// with Redis's AOF rewritten first (see vacuum and rewriteAOF), measures it
-// and waits for the backlog to drain.
-func (b *bench) apiPhase(ctx context.Context, run string, v *variant, all []*variant, env map[string]string) (results.Phase, error) {
+// apiPhase runs one k6 phase of PhaseSeconds against v, vacuumed and with
+// Redis's AOF rewritten first (see vacuum and rewriteAOF), measures it and
+// waits for the backlog to drain.
+func (b *bench) apiPhase(ctx context.Context, run string, v *variant, env map[string]string) (results.Phase, error) {
 	b.vacuum(ctx)
 	b.rewriteAOF(ctx)
-	p, _, err := b.measure(ctx, run, v, all, env, time.Duration(b.cfg.PhaseSeconds)*time.Second, nil)
+	p, _, err := b.measure(ctx, run, v, env, time.Duration(b.cfg.PhaseSeconds)*time.Second, nil)
 	if err == nil {
 		p.DrainedIn = b.drain(ctx, 2*time.Minute)
 	}
@@ -221,41 +142,20 @@ func (b *bench) apiPhase(ctx context.Context, run string, v *variant, all []*var
 // measure runs k6 with env against v for d (every phase of the e2e
 // benchmark, sustained runs included) and measures it: throughput,
 // latency, what v's workers settled meanwhile, CPU per process group of
-// all, the AOF rewrites that overlapped it. every, if set, is called once a
-// second while k6 runs.
-func (b *bench) measure(ctx context.Context, run string, v *variant, all []*variant, env map[string]string, d time.Duration,
+// both copies, the AOF rewrites that overlapped it. every, if set, is
+// called once a second while k6 runs.
+func (b *bench) measure(ctx context.Context, run string, v *variant, env map[string]string, d time.Duration,
 	every func()) (results.Phase, k6Summary, error) {
 	secs := d.Seconds()
 	env["TARGETS"], env["RUN"], env["DURATION"] = v.targets(), run, strconv.Itoa(int(secs))+"s"
+	p := results.Phase{Name: run}
 	settled0, err := b.settled(ctx, v)
 	if err != nil {
-		return results.Phase{}, k6Summary{}, err
+		return p, k6Summary{}, err
 	}
 	redis0, redisOK := b.redisNow(ctx)
-	span := cpu.Start(b.e2eRoots(all))
-	p := results.Phase{Name: run}
-	t0 := time.Now()
-	wait := b.k6Async(ctx, run, d+3*time.Minute, env)
-	stop, ticked := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(ticked)
-		if every == nil {
-			return
-		}
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				every()
-			}
-		}
-	}()
-	s, err := wait()
-	close(stop)
-	<-ticked
+	span, t0 := cpu.Start(b.e2eRoots()), time.Now()
+	s, err := b.k6(ctx, run, d+3*time.Minute, env, every)
 	if err != nil {
 		return p, s, err
 	}
@@ -274,11 +174,15 @@ func (b *bench) measure(ctx context.Context, run string, v *variant, all []*vari
 }
 
 // e2eRoots are the process trees whose CPU an e2e phase reports.
-func (b *bench) e2eRoots(all []*variant) map[string][]int {
+func (b *bench) e2eRoots() map[string][]int {
 	roots := b.harnessPIDs()
-	for _, v := range all {
-		roots["api"] = append(roots["api"], pids(v.apiProcs)...)
-		roots["worker"] = append(roots["worker"], pids(v.workerProcs)...)
+	for _, v := range b.copies {
+		for _, p := range v.apiProcs {
+			roots["api"] = append(roots["api"], p.PID)
+		}
+		for _, p := range v.workerProcs {
+			roots["worker"] = append(roots["worker"], p.PID)
+		}
 	}
 	for _, p := range b.procs.Named("psp") {
 		roots["psp"] = append(roots["psp"], p.PID)

@@ -27,13 +27,9 @@ type k6Summary struct {
 }
 
 // k6 runs bench.js with env (TARGETS, MODE, LOAD, RATE, VUS, DURATION,
-// ITERATIONS, KEYS, RUN) and returns its summary.
-func (b *bench) k6(ctx context.Context, name string, timeout time.Duration, env map[string]string) (k6Summary, error) {
-	return b.k6Async(ctx, name, timeout, env)()
-}
-
-// k6Async starts k6 in the background; wait returns its summary.
-func (b *bench) k6Async(ctx context.Context, name string, timeout time.Duration, env map[string]string) (wait func() (k6Summary, error)) {
+// ITERATIONS, KEYS, RUN) and returns its summary; every, if set, is called
+// once a second while k6 runs.
+func (b *bench) k6(ctx context.Context, name string, timeout time.Duration, env map[string]string, every func()) (k6Summary, error) {
 	dir := filepath.Join(b.cfg.Out, "k6")
 	_ = os.MkdirAll(dir, 0o755)
 	summary := filepath.Join(dir, name+".json")
@@ -52,20 +48,29 @@ func (b *bench) k6Async(ctx context.Context, name string, timeout time.Duration,
 		defer close(done)
 		r, err = b.command(ctx, "k6-"+name, timeout, dir, nil, argv...)
 	}()
-	return func() (k6Summary, error) {
-		<-done
-		var s k6Summary
-		if err != nil {
-			return s, err
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		case <-tick.C:
+			if every != nil {
+				every()
+			}
 		}
-		raw, err := os.ReadFile(summary)
-		if err != nil {
-			return s, fmt.Errorf("k6 %s wrote no summary: %w", name, err)
-		}
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return s, fmt.Errorf("k6 %s summary: %w", name, err)
-		}
-		s.CPU = r.CPU.Seconds()
-		return s, nil
 	}
+	var s k6Summary
+	if err != nil {
+		return s, err
+	}
+	raw, err := os.ReadFile(summary)
+	if err != nil {
+		return s, fmt.Errorf("k6 %s wrote no summary: %w", name, err)
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return s, fmt.Errorf("k6 %s summary: %w", name, err)
+	}
+	s.CPU = r.CPU.Seconds()
+	return s, nil
 }

@@ -81,11 +81,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 // bench is one run in progress.
 type bench struct {
-	cfg   config
-	out   io.Writer
-	res   *results.Results
-	procs proc.Group
-	cl    *clients
+	cfg    config
+	out    io.Writer
+	res    *results.Results
+	procs  proc.Group
+	cl     *clients
+	copies []*variant // the e2e copies: boundary on, then off
 
 	vacuumed  time.Duration // spent in vacuum between e2e phases
 	rewritten time.Duration // spent in BGREWRITEAOF between e2e phases

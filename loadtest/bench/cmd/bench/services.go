@@ -42,14 +42,6 @@ func (v *variant) targets() string {
 	return strings.Join(t, ",")
 }
 
-func pids(ps []*proc.Proc) []int {
-	var out []int
-	for _, p := range ps {
-		out = append(out, p.PID)
-	}
-	return out
-}
-
 // addr is 127.0.0.1 at port base+n.
 func addr(base, n int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(base+n)) }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/oncepay/oncepay/loadtest/bench/cpu"
@@ -36,7 +35,7 @@ func (b *bench) sustainSearch(ctx context.Context, e *results.E2E, on, off *vari
 			if s.rate <= 0 {
 				continue
 			}
-			run, err := b.sustain(ctx, s.rate, s.v, []*variant{on, off})
+			run, err := b.sustain(ctx, s.rate, s.v)
 			if err != nil {
 				return err
 			}
@@ -87,7 +86,7 @@ func roundTo(x, unit float64) float64 { return float64(int(x/unit+0.5)) * unit }
 // and no backlog growth over the second half (a least-squares slope of the
 // pending count under 2% of the rate per second). No vacuum or AOF rewrite
 // precedes it: it runs with the housekeeping as it comes, and reports it.
-func (b *bench) sustain(ctx context.Context, rate float64, v *variant, all []*variant) (results.Sustained, error) {
+func (b *bench) sustain(ctx context.Context, rate float64, v *variant) (results.Sustained, error) {
 	b.phase(fmt.Sprintf("e2e: sustained %.0f payments/s, boundary %s", rate, v.Name))
 	secs := float64(b.cfg.SustainSeconds)
 	s := results.Sustained{Rate: rate}
@@ -101,15 +100,12 @@ func (b *bench) sustain(ctx context.Context, rate float64, v *variant, all []*va
 	vacuums0 := b.autovacuums(ctx)
 	pspDB := map[string][]int{"psp-db": b.pspBackends(ctx)}
 	pspDB0, t0 := cpu.Trees(pspDB), time.Now()
-	var mu sync.Mutex
-	p, k, err := b.measure(ctx, run, v, all, map[string]string{"MODE": "fresh", "LOAD": "rate", "RATE": strconv.FormatFloat(rate, 'f', 0, 64),
+	p, k, err := b.measure(ctx, run, v, map[string]string{"MODE": "fresh", "LOAD": "rate", "RATE": strconv.FormatFloat(rate, 'f', 0, 64),
 		// A VU per two payments/s up front: k6 must not be what drops payments
 		// when a moment of latency needs more clients in flight.
 		"PRE_VUS": strconv.Itoa(max(100, int(rate/2)))}, time.Duration(b.cfg.SustainSeconds)*time.Second, func() {
 		if n, err := b.pending(ctx); err == nil {
-			mu.Lock()
 			s.Pending = append(s.Pending, float64(n))
-			mu.Unlock()
 		}
 	})
 	s.PSPDB = (cpu.Trees(pspDB)["psp-db"] - pspDB0["psp-db"]) / time.Since(t0).Seconds()
