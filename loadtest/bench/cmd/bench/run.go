@@ -43,14 +43,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer logf.Close()
-	b := &bench{
-		cfg: cfg,
-		out: io.MultiWriter(stdout, logf),
-		res: &results.Results{Started: started, Quick: cfg.Quick},
-	}
-	b.res.Machine = describeMachine(ctx, cfg)
-	b.res.Commit = gitCommit(ctx, cfg.Repo)
-	b.res.Settings = cfg.Settings
+	b := &bench{cfg: cfg, out: io.MultiWriter(stdout, logf), res: &results.Results{Started: started, Quick: cfg.Quick,
+		Machine: describeMachine(ctx, cfg), Commit: gitCommit(ctx, cfg.Repo), Settings: cfg.Settings}}
 	if p, err := peer.Load(cfg.Peer); err == nil {
 		p.Cells = nil // the summary is what the report and the targets read
 		b.res.Peer = p
@@ -115,19 +109,15 @@ func (b *bench) runPhases(ctx context.Context) error {
 	if err := b.prepare(ctx); err != nil {
 		return err
 	}
-	steps := []struct {
+	for _, ph := range []struct {
 		name string
-		fn   func(context.Context) error
-	}{
-		{"go", b.goBench},
-		{"e2e", b.e2e},
-	}
-	for _, s := range steps {
-		if !b.cfg.Phases[s.name] {
+		run  func(context.Context) error
+	}{{"go", b.goBench}, {"e2e", b.e2e}} {
+		if !b.cfg.Phases[ph.name] {
 			continue
 		}
-		if err := s.fn(ctx); err != nil {
-			return fmt.Errorf("%s: %w", s.name, err)
+		if err := ph.run(ctx); err != nil {
+			return fmt.Errorf("%s: %w", ph.name, err)
 		}
 		if err := b.res.Save(filepath.Join(b.cfg.Out, "results.json")); err != nil {
 			return err
@@ -147,28 +137,33 @@ func renderReport(dir string, w io.Writer) error {
 // command runs argv to completion within timeout, in dir, with env added to
 // the environment (proc.Run); its output goes to logs/<name>.log too.
 func (b *bench) command(ctx context.Context, name string, timeout time.Duration, dir string, env []string, argv ...string) (proc.Result, error) {
-	logf, err := os.OpenFile(b.logPath(name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	log, err := b.log(name)
 	if err != nil {
 		return proc.Result{}, err
 	}
-	defer logf.Close()
-	return proc.Run(ctx, proc.Spec{Name: name, Argv: argv, Env: env, Dir: dir, Log: logf}, timeout)
+	defer log.Close()
+	return proc.Run(ctx, proc.Spec{Name: name, Argv: argv, Env: env, Dir: dir, Log: log}, timeout)
 }
 
 // start starts a long-running process of the run, its output in
 // logs/<name>.log.
 func (b *bench) start(name string, argv, env []string) (*proc.Proc, error) {
-	logf, err := os.OpenFile(b.logPath(name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	log, err := b.log(name)
 	if err != nil {
 		return nil, err
 	}
-	p, err := b.procs.Start(proc.Spec{Name: name, Argv: argv, Env: env, Dir: b.cfg.Out, Log: logf})
+	p, err := b.procs.Start(proc.Spec{Name: name, Argv: argv, Env: env, Dir: b.cfg.Out, Log: log})
 	if err != nil {
-		logf.Close()
+		log.Close()
 		return nil, err
 	}
-	go func() { <-p.Done(); logf.Close() }()
+	go func() { <-p.Done(); log.Close() }()
 	return p, nil
+}
+
+// log opens logs/<name>.log for appending.
+func (b *bench) log(name string) (*os.File, error) {
+	return os.OpenFile(b.logPath(name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 }
 
 func (b *bench) logPath(name string) string { return filepath.Join(b.cfg.Out, "logs", name+".log") }
