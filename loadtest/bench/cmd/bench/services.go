@@ -20,84 +20,78 @@ const merchantKeys = "merchant_a=sk_test_merchant_a_0123456789,merchant_b=sk_tes
 
 // variant is one copy of the pipeline: two api replicas and two workers
 // with one IDEM_STRATEGY, on their own exchange and queue, sharing the psp,
-// Redis, Postgres and RabbitMQ with the other variant.
+// Redis, Postgres and RabbitMQ with the other copy. Each service listens on
+// 127.0.0.1 at its port, its ops listener (/readyz, /metrics) 20 higher.
 type variant struct {
-	Name     string // "on" or "off"
-	Strategy string // IDEM_STRATEGY
-	APIs     []string
-	Workers  []string
-	Exchange string
-	Queue    string
-	Build    string // suffix of the api's and workers' binaries: "" or "-compare"
-
+	Name, Strategy        string // "on" or "off"; IDEM_STRATEGY
+	APIs, Workers         []int  // ports
+	Exchange, Queue       string
+	Build                 string // suffix of the api's and workers' binaries: "" or "-compare"
 	apiProcs, workerProcs []*proc.Proc
 }
+
+// addr is 127.0.0.1 at port.
+func addr(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
 
 // targets is the TARGETS value for bench.js.
 func (v *variant) targets() string {
 	var t []string
-	for _, a := range v.APIs {
-		t = append(t, "http://"+a)
+	for _, port := range v.APIs {
+		t = append(t, "http://"+addr(port))
 	}
 	return strings.Join(t, ",")
 }
 
-// addr is 127.0.0.1 at port base+n.
-func addr(base, n int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(base+n)) }
-
 // newVariants returns the two copies, on ports base to base+7; the psp
-// listens on base+9 (pspAddr).
+// listens on base+9.
 func newVariants(base int) (on, off *variant) {
-	on = &variant{Name: "on", Strategy: "oncepay", APIs: []string{addr(base, 0), addr(base, 2)},
-		Workers: []string{addr(base, 1), addr(base, 3)}, Exchange: "payments", Queue: "payments.charge"}
-	off = &variant{Name: "off", Strategy: "off", APIs: []string{addr(base, 4), addr(base, 6)},
-		Workers: []string{addr(base, 5), addr(base, 7)}, Exchange: "payments_off", Queue: "payments_off.charge", Build: "-compare"}
+	on = &variant{Name: "on", Strategy: "oncepay", APIs: []int{base, base + 2}, Workers: []int{base + 1, base + 3},
+		Exchange: "payments", Queue: "payments.charge"}
+	off = &variant{Name: "off", Strategy: "off", APIs: []int{base + 4, base + 6}, Workers: []int{base + 5, base + 7},
+		Exchange: "payments_off", Queue: "payments_off.charge", Build: "-compare"}
 	return on, off
 }
 
-func (b *bench) pspAddr() string { return addr(b.cfg.PortBase, 9) }
-
 // startPSP starts the psp simulator with scripts/local's latency.
 func (b *bench) startPSP(ctx context.Context) (*proc.Proc, error) {
-	env := []string{"PSP_LISTEN_ADDR=" + b.pspAddr(), "PSP_OPS_ADDR=" + opsAddr(b.pspAddr()), "PSP_DATABASE_URL=" + withDB(b.cfg.AdminDB, dbPSP),
-		"PSP_LATENCY=" + b.cfg.PSPLatency, "PSP_LATENCY_JITTER=25ms", "PSP_SHUTDOWN_GRACE=10s", "LOG_LEVEL=info"}
-	p, err := b.start("psp", []string{b.bin("psp")}, env)
+	port := b.cfg.PortBase + 9
+	p, err := b.start("psp", []string{b.bin("psp")}, []string{"PSP_LISTEN_ADDR=" + addr(port), "PSP_OPS_ADDR=" + addr(port+20),
+		"PSP_DATABASE_URL=" + withDB(b.cfg.AdminDB, dbPSP), "PSP_LATENCY=" + b.cfg.PSPLatency, "PSP_LATENCY_JITTER=25ms",
+		"PSP_SHUTDOWN_GRACE=10s", "LOG_LEVEL=info"})
 	if err != nil {
 		return nil, err
 	}
-	return p, b.waitReady(ctx, p, opsAddr(b.pspAddr()))
+	return p, b.waitReady(ctx, p, port+20)
 }
 
 // startAPIs starts the copy's api replicas and waits until they are ready.
-func (b *bench) startAPIs(ctx context.Context, v *variant) error {
-	ps, err := b.startReplicas(ctx, v, "api", v.APIs, func(name, addr string) []string {
-		return []string{"API_LISTEN_ADDR=" + addr, "API_OPS_ADDR=" + opsAddr(addr), "API_MERCHANT_KEYS=" + merchantKeys,
+func (b *bench) startAPIs(ctx context.Context, v *variant) (err error) {
+	v.apiProcs, err = b.startReplicas(ctx, v, "api", v.APIs, 20, func(name string, port int) []string {
+		return []string{"API_LISTEN_ADDR=" + addr(port), "API_OPS_ADDR=" + addr(port+20), "API_MERCHANT_KEYS=" + merchantKeys,
 			"API_INSTANCE=" + name, "IDEM_LEASE=10s", "SHUTDOWN_GRACE=10s"}
-	}, opsAddr)
-	v.apiProcs = ps
+	})
 	return err
 }
 
 // startWorkers starts the copy's workers and waits until they are ready.
-func (b *bench) startWorkers(ctx context.Context, v *variant) error {
-	ps, err := b.startReplicas(ctx, v, "worker", v.Workers, func(name, addr string) []string {
-		return []string{"WORKER_LISTEN_ADDR=" + addr, "WORKER_INSTANCE=" + name,
-			"PSP_URL=http://" + b.pspAddr(), "IDEM_LEASE=15s", "WORKER_RETRY_DELAYS=1s,5s,15s", "SHUTDOWN_GRACE=20s",
+func (b *bench) startWorkers(ctx context.Context, v *variant) (err error) {
+	v.workerProcs, err = b.startReplicas(ctx, v, "worker", v.Workers, 0, func(name string, port int) []string {
+		return []string{"WORKER_LISTEN_ADDR=" + addr(port), "WORKER_INSTANCE=" + name, "PSP_URL=http://" + addr(b.cfg.PortBase+9),
+			"IDEM_LEASE=15s", "WORKER_RETRY_DELAYS=1s,5s,15s", "SHUTDOWN_GRACE=20s",
 			"WORKER_CONCURRENCY=" + strconv.Itoa(b.cfg.WorkerConcurrency), "WORKER_PREFETCH=" + strconv.Itoa(2*b.cfg.WorkerConcurrency)}
-	}, func(addr string) string { return addr })
-	v.workerProcs = ps
+	})
 	return err
 }
 
-// startReplicas starts program once per address of addrs, named
-// <program>-<copy>-<n>, with the copy's shared settings and env(name,
-// addr), then waits until each answers /readyz at ready(addr).
-func (b *bench) startReplicas(ctx context.Context, v *variant, program string, addrs []string,
-	env func(name, addr string) []string, ready func(addr string) string) ([]*proc.Proc, error) {
+// startReplicas starts program once per port, named <program>-<copy>-<n>,
+// with the copy's shared settings and env(name, port), then waits until
+// each answers /readyz at port+readyOffset.
+func (b *bench) startReplicas(ctx context.Context, v *variant, program string, ports []int, readyOffset int,
+	env func(name string, port int) []string) ([]*proc.Proc, error) {
 	var ps []*proc.Proc
-	for i, addr := range addrs {
+	for i, port := range ports {
 		name := fmt.Sprintf("%s-%s-%d", program, v.Name, i+1)
-		p, err := b.start(name, []string{b.bin(program + v.Build)}, append(env(name, addr), "REDIS_URL="+b.cfg.RedisURL,
+		p, err := b.start(name, []string{b.bin(program + v.Build)}, append(env(name, port), "REDIS_URL="+b.cfg.RedisURL,
 			"DATABASE_URL="+withDB(b.cfg.AdminDB, dbE2E), "AMQP_URL="+b.cfg.AMQPURL, "AMQP_EXCHANGE="+v.Exchange,
 			"AMQP_QUEUE="+v.Queue, "IDEM_STRATEGY="+v.Strategy, "LOG_LEVEL=info"))
 		if err != nil {
@@ -106,21 +100,11 @@ func (b *bench) startReplicas(ctx context.Context, v *variant, program string, a
 		ps = append(ps, p)
 	}
 	for i, p := range ps {
-		if err := b.waitReady(ctx, p, ready(addrs[i])); err != nil {
+		if err := b.waitReady(ctx, p, ports[i]+readyOffset); err != nil {
 			return ps, err
 		}
 	}
 	return ps, nil
-}
-
-// opsAddr is the ops listener (/livez, /readyz, /metrics) of the api or
-// the psp on addr: its port + 20.
-func opsAddr(addr string) string { return shift(addr, 20) }
-
-func shift(addr string, by int) string {
-	host, port, _ := net.SplitHostPort(addr)
-	n, _ := strconv.Atoi(port)
-	return net.JoinHostPort(host, strconv.Itoa(n+by))
 }
 
 // stopWorkers stops the variant's workers, each by its pid.
@@ -131,9 +115,9 @@ func (b *bench) stopWorkers(v *variant) {
 	v.workerProcs = nil
 }
 
-// waitReady waits up to a minute for addr's /readyz to answer 200.
-func (b *bench) waitReady(ctx context.Context, p *proc.Proc, addr string) error {
-	if err := proc.WaitHTTP(ctx, p, "http://"+addr+"/readyz", time.Minute); err != nil {
+// waitReady waits up to a minute for /readyz on port to answer 200.
+func (b *bench) waitReady(ctx context.Context, p *proc.Proc, port int) error {
+	if err := proc.WaitHTTP(ctx, p, "http://"+addr(port)+"/readyz", time.Minute); err != nil {
 		return fmt.Errorf("%w; see %s", err, b.logPath(p.Name))
 	}
 	return nil
@@ -144,8 +128,8 @@ func (b *bench) waitReady(ctx context.Context, p *proc.Proc, addr string) error 
 func (b *bench) settled(ctx context.Context, v *variant) (int, error) {
 	total := 0
 	client := &http.Client{Timeout: 5 * time.Second}
-	for _, addr := range v.Workers {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	for _, port := range v.Workers {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr(port)+"/metrics", nil)
 		resp, err := client.Do(req)
 		if err != nil {
 			return 0, err
@@ -192,13 +176,10 @@ func (b *bench) drain(ctx context.Context, max time.Duration) float64 {
 // them), for CPU accounting.
 func (b *bench) harnessPIDs() map[string][]int {
 	out := map[string][]int{}
-	dir := b.cfg.HarnessDir
-	for name, file := range map[string]string{"postgres": "postgres/postgres.pid", "rabbitmq": "rabbitmq/rabbitmq.pid", "redis": "redis/redis.pid"} {
-		raw, err := os.ReadFile(filepath.Join(dir, file))
-		if err != nil {
-			continue
-		}
-		if pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(raw), "\n", 2)[0])); err == nil {
+	for _, name := range []string{"postgres", "rabbitmq", "redis"} {
+		raw, _ := os.ReadFile(filepath.Join(b.cfg.HarnessDir, name, name+".pid"))
+		line, _, _ := strings.Cut(string(raw), "\n")
+		if pid, err := strconv.Atoi(strings.TrimSpace(line)); err == nil {
 			out[name] = []int{pid}
 		}
 	}
