@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oncepay/oncepay/loadtest/bench/redisinfo"
 	"github.com/oncepay/oncepay/loadtest/bench/results"
 )
 
@@ -125,30 +126,19 @@ func scriptCommands(dir string) (map[string]bool, error) {
 	return out, nil
 }
 
-// parseCommandStats reads lines like
-// cmdstat_evalsha:calls=2000,usec=...,usec_per_call=...,rejected_calls=0,failed_calls=0
-// and sorts them into round trips and calls from inside scripts.
+// parseCommandStats sorts the calls of INFO commandstats into round trips
+// and calls from inside scripts, leaving out bench's own INFO and CONFIG
+// RESETSTAT.
 func parseCommandStats(raw string, inScripts map[string]bool) results.Commands {
 	c := results.Commands{ByCommand: map[string]int{}, InScripts: map[string]int{}}
-	for _, line := range strings.Split(raw, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || !strings.HasPrefix(name, "cmdstat_") {
-			continue
-		}
-		name = strings.TrimPrefix(name, "cmdstat_")
-		if name == "info" || name == "config|resetstat" {
-			continue
-		}
-		for _, kv := range strings.Split(rest, ",") {
-			if v, ok := strings.CutPrefix(kv, "calls="); ok {
-				n, _ := strconv.Atoi(v)
-				if inScripts[name] {
-					c.InScripts[name] += n
-					continue
-				}
-				c.ByCommand[name] += n
-				c.Total += n
-			}
+	for name, n := range redisinfo.Calls(raw) {
+		switch {
+		case name == "info" || name == "config|resetstat":
+		case inScripts[name]:
+			c.InScripts[name] = int(n)
+		default:
+			c.ByCommand[name] = int(n)
+			c.Total += int(n)
 		}
 	}
 	return c
