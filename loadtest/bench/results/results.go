@@ -32,15 +32,13 @@ type Results struct {
 
 // Machine describes where the run happened.
 type Machine struct {
-	CPU       string   `json:"cpu"`
-	Cores     int      `json:"cores"`
-	MemoryGiB float64  `json:"memory_gib"`
-	Kernel    string   `json:"kernel"`
-	Go        string   `json:"go"`
-	Versions  []string `json:"versions"` // redis, postgres, rabbitmq, k6, pgbench
-	// LoadBefore is the load average before the run started anything: other
-	// people's work on the shared machine.
-	LoadBefore [3]float64 `json:"load_before"`
+	CPU        string     `json:"cpu"`
+	Cores      int        `json:"cores"`
+	MemoryGiB  float64    `json:"memory_gib"`
+	Kernel     string     `json:"kernel"`
+	Go         string     `json:"go"`
+	Versions   []string   `json:"versions"`    // redis-server and k6
+	LoadBefore [3]float64 `json:"load_before"` // before the run started anything: other people's work
 }
 
 // Settings are the knobs the run used.
@@ -81,20 +79,16 @@ func (g *GoBench) Median(name string) GoPoint {
 
 // E2E is the end-to-end benchmark on the bench runtime.
 type E2E struct {
-	RoundTrips RoundTrips  `json:"round_trips"`
-	Saturation []SatRound  `json:"saturation"` // one per repeat
-	Latency    []LatRound  `json:"latency"`    // one per repeat
-	Sustained  []Sustained `json:"sustained"`  // the boundary's copy: every rate tried, in order
-	// SustainedOff are the same search's runs of the copy without the
-	// boundary, interleaved with Sustained.
-	SustainedOff []Sustained `json:"sustained_off,omitempty"`
-	OffHonoured  bool        `json:"off_honoured"` // the off variant made no Redis call
-	// VacuumSeconds is the time spent in VACUUM (ANALYZE) of the e2e tables
-	// before the measured phases.
-	VacuumSeconds float64 `json:"vacuum_s"`
-	// RewriteSeconds is the time spent rewriting Redis's AOF (BGREWRITEAOF,
-	// waited for) before the measured phases.
-	RewriteSeconds float64 `json:"aof_rewrite_s,omitempty"`
+	RoundTrips RoundTrips `json:"round_trips"`
+	Saturation []SatRound `json:"saturation"` // one per repeat
+	Latency    []LatRound `json:"latency"`    // one per repeat
+	// Sustained and SustainedOff are the runs of the copies with and
+	// without the boundary, every rate tried, in order.
+	Sustained      []Sustained `json:"sustained"`
+	SustainedOff   []Sustained `json:"sustained_off,omitempty"`
+	OffHonoured    bool        `json:"off_honoured"`            // the off copy made no Redis call
+	VacuumSeconds  float64     `json:"vacuum_s"`                // VACUUM (ANALYZE) before the phases
+	RewriteSeconds float64     `json:"aof_rewrite_s,omitempty"` // BGREWRITEAOF, waited for, before the phases
 }
 
 // RoundTrips are Redis commands per request, from INFO commandstats.
@@ -116,12 +110,7 @@ type Commands struct {
 }
 
 // PerRequest is round trips per request, Total/Requests.
-func (c Commands) PerRequest() float64 {
-	if c.Requests == 0 {
-		return 0
-	}
-	return float64(c.Total) / float64(c.Requests)
-}
+func (c Commands) PerRequest() float64 { return float64(c.Total) / float64(max(c.Requests, 1)) }
 
 // SetupCommands are sent once per new connection (go-redis's handshake) or
 // by a readiness probe, not per request.
@@ -139,27 +128,22 @@ func (c Commands) Setup() int {
 // PerRequestWork is round trips per request without connection handshakes
 // and probes: what each request itself costs.
 func (c Commands) PerRequestWork() float64 {
-	if c.Requests == 0 {
-		return 0
-	}
-	return float64(c.Total-c.Setup()) / float64(c.Requests)
+	return float64(c.Total-c.Setup()) / float64(max(c.Requests, 1))
 }
 
 // Phase is one k6 phase against one copy's api.
 type Phase struct {
-	Name      string    `json:"name"`
-	Accepted  float64   `json:"accepted_per_s"` // new payments answered 202
-	Replayed  float64   `json:"replayed_per_s"`
-	Failed    int       `json:"failed"`
-	Dropped   int       `json:"dropped"`
-	Charged   float64   `json:"charged_per_s"` // payments the workers settled per second during the phase
-	P50MS     float64   `json:"p50_ms"`
-	P99MS     float64   `json:"p99_ms"`
-	CPU       cpu.Usage `json:"cpu"`
-	DrainedIn float64   `json:"drained_in_s"` // time after the phase until no payment was pending
-	// AOFRewrites is how many Redis AOF rewrites overlapped the phase: each
-	// forks Redis and serialises the whole dataset, seconds of a core here.
-	AOFRewrites int `json:"aof_rewrites,omitempty"`
+	Name        string    `json:"name"`
+	Accepted    float64   `json:"accepted_per_s"` // new payments answered 202
+	Replayed    float64   `json:"replayed_per_s"`
+	Failed      int       `json:"failed"`
+	Dropped     int       `json:"dropped"`
+	Charged     float64   `json:"charged_per_s"` // payments the workers settled per second during the phase
+	P50MS       float64   `json:"p50_ms"`
+	P99MS       float64   `json:"p99_ms"`
+	CPU         cpu.Usage `json:"cpu"`
+	DrainedIn   float64   `json:"drained_in_s"`           // time after the phase until no payment was pending
+	AOFRewrites int       `json:"aof_rewrites,omitempty"` // Redis AOF rewrites that overlapped the phase
 }
 
 // SatRound is one side-by-side round at saturation.
@@ -196,19 +180,13 @@ type Sustained struct {
 	Pending      []float64 `json:"pending"`             // payments pending, every second
 	Accepted     int       `json:"accepted"`
 	Charged      int       `json:"charged"` // settled during the run
-	// PGCommits is Postgres transactions committed per payment accepted
-	// during the run, over the api's, the workers' and the psp's databases
-	// (pg_stat_database.xact_commit, counted after the run's payments drained).
-	PGCommits float64 `json:"pg_commits_per_payment"`
-	// PSPDB is the CPU, in cores, of the Postgres backends serving the psp's
-	// database (counted in Phase.CPU's postgres group too).
-	PSPDB float64 `json:"psp_db_cores"`
-	// Autovacuumed lists the tables ("database.table") that autovacuum
-	// finished during the run.
-	Autovacuumed []string `json:"autovacuumed,omitempty"`
-	// RedisBytesPerPayment is Redis's used_memory after the run less before,
-	// per payment accepted: the boundary record each payment leaves (kept
-	// for the record TTL).
+	// PGCommits is transactions committed (pg_stat_database.xact_commit,
+	// every e2e database) per payment accepted, after the payments drained.
+	PGCommits    float64  `json:"pg_commits_per_payment"`
+	PSPDB        float64  `json:"psp_db_cores"`           // CPU of the psp database's backends (in the postgres group too)
+	Autovacuumed []string `json:"autovacuumed,omitempty"` // "database.table" autovacuum finished during the run
+	// RedisBytesPerPayment is the growth of Redis's used_memory per payment
+	// accepted: the boundary record each payment leaves.
 	RedisBytesPerPayment float64 `json:"redis_bytes_per_payment,omitempty"`
 	OK                   bool    `json:"ok"`
 	Why                  string  `json:"why,omitempty"`
