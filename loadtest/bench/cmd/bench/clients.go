@@ -30,8 +30,11 @@ func (b *bench) closeClients() {
 	if b.cl == nil {
 		return
 	}
-	b.cl.e2e.Close()
-	b.cl.psp.Close()
+	for _, p := range []*pgxpool.Pool{b.cl.e2e, b.cl.psp} {
+		if p != nil {
+			p.Close()
+		}
+	}
 	b.cl.rdb.Close()
 }
 
@@ -43,37 +46,30 @@ func (b *bench) prepare(ctx context.Context) error {
 		return fmt.Errorf("postgres: %w", err)
 	}
 	defer admin.Close(ctx)
-	for _, db := range []string{dbE2E, dbPSP} {
-		if err := dropDatabase(ctx, admin, db); err != nil {
+	for _, db := range []struct{ name, program, env string }{{dbE2E, "api", "DATABASE_URL"}, {dbPSP, "psp", "PSP_DATABASE_URL"}} {
+		if err := dropDatabase(ctx, admin, db.name); err != nil {
 			return err
 		}
-		if _, err := admin.Exec(ctx, "CREATE DATABASE "+db); err != nil {
+		if _, err := admin.Exec(ctx, "CREATE DATABASE "+db.name); err != nil {
 			return err
 		}
-	}
-	env := []string{"DATABASE_URL=" + withDB(b.cfg.AdminDB, dbE2E)}
-	if _, err := b.command(ctx, "migrate", time.Minute, b.cfg.Out, env, b.bin("api"), "migrate"); err != nil {
-		return err
-	}
-	env = []string{"PSP_DATABASE_URL=" + withDB(b.cfg.AdminDB, dbPSP)}
-	if _, err := b.command(ctx, "migrate", time.Minute, b.cfg.Out, env, b.bin("psp"), "migrate"); err != nil {
-		return err
-	}
-	cl := &clients{}
-	if cl.e2e, err = newPool(ctx, withDB(b.cfg.AdminDB, dbE2E)); err != nil {
-		return err
-	}
-	if cl.psp, err = newPool(ctx, withDB(b.cfg.AdminDB, dbPSP)); err != nil {
-		cl.e2e.Close()
-		return err
+		env := []string{db.env + "=" + withDB(b.cfg.AdminDB, db.name)}
+		if _, err := b.command(ctx, "migrate", time.Minute, b.cfg.Out, env, b.bin(db.program), "migrate"); err != nil {
+			return err
+		}
 	}
 	opt, err := redis.ParseURL(b.cfg.RedisURL)
 	if err != nil {
 		return err
 	}
-	cl.rdb = redis.NewClient(opt)
-	b.cl = cl
-	return cl.rdb.FlushAll(ctx).Err()
+	b.cl = &clients{rdb: redis.NewClient(opt)}
+	if b.cl.e2e, err = newPool(ctx, withDB(b.cfg.AdminDB, dbE2E)); err != nil {
+		return err
+	}
+	if b.cl.psp, err = newPool(ctx, withDB(b.cfg.AdminDB, dbPSP)); err != nil {
+		return err
+	}
+	return b.cl.rdb.FlushAll(ctx).Err()
 }
 
 // benchAppName is the application_name of bench's own Postgres

@@ -154,18 +154,9 @@ func (b *bench) sustain(ctx context.Context, rate float64, v *variant) (results.
 // database, bench's own connections left out.
 func (b *bench) pspBackends(ctx context.Context) []int {
 	var pids []int
-	rows, err := b.cl.psp.Query(ctx, `SELECT pid FROM pg_stat_activity
-		WHERE datname = $1 AND backend_type = 'client backend' AND application_name <> $2`, dbPSP, benchAppName)
-	if err != nil {
+	if err := b.cl.psp.QueryRow(ctx, `SELECT coalesce(array_agg(pid), '{}') FROM pg_stat_activity
+		WHERE datname = $1 AND backend_type = 'client backend' AND application_name <> $2`, dbPSP, benchAppName).Scan(&pids); err != nil {
 		b.note("psp backends: %v", err)
-		return nil
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var pid int
-		if rows.Scan(&pid) == nil {
-			pids = append(pids, pid)
-		}
 	}
 	return pids
 }
