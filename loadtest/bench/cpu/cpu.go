@@ -135,10 +135,9 @@ func Start(roots map[string][]int) *Span {
 
 // Usage is CPU use over a span, in cores (1.0 = one core busy all along).
 type Usage struct {
-	Cores        map[string]float64 `json:"cores"`         // per named tree
-	MachineBusy  float64            `json:"machine_busy"`  // whole machine, cores
-	MachineCores float64            `json:"machine_cores"` // cores of the machine
-	Others       float64            `json:"others"`        // busy minus the named trees: other people's work
+	Cores       map[string]float64 `json:"cores"`        // per named tree
+	MachineBusy float64            `json:"machine_busy"` // whole machine, cores
+	Others      float64            `json:"others"`       // busy minus the named trees: other people's work
 }
 
 // Stop ends the span; seconds is its wall time. finished adds the CPU
@@ -160,7 +159,7 @@ func (s *Span) Stop(seconds float64, finished map[string]float64) Usage {
 	for _, c := range u.Cores {
 		named += c
 	}
-	u.MachineCores, u.MachineBusy = (m.Total-s.machine.Total)/seconds, (m.Busy-s.machine.Busy)/seconds
+	u.MachineBusy = (m.Busy - s.machine.Busy) / seconds
 	u.Others = max(u.MachineBusy-named, 0)
 	return u
 }

@@ -22,7 +22,6 @@ type k6Summary struct {
 	Dropped  int            `json:"dropped"`
 	P50MS    float64        `json:"lat_p50_ms"`
 	P99MS    float64        `json:"lat_p99_ms"`
-	MaxVUs   float64        `json:"max_vus"`
 	CPU      float64        `json:"-"` // seconds of CPU k6 used
 }
 

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,53 +18,45 @@ import (
 // then starts the workers and counts the commands per charged payment.
 func (b *bench) roundTrips(ctx context.Context, e *results.E2E, on, off *variant) error {
 	b.phase("e2e: redis round trips")
-	n := 2000
+	n, rt := "2000", &e.RoundTrips
 	if b.cfg.Quick {
-		n = 500
+		n = "500"
 	}
-	count := func(name string, v *variant, env map[string]string, replay bool) (results.Commands, error) {
-		if err := b.resetStats(ctx); err != nil {
-			return results.Commands{}, err
+	for _, c := range []struct {
+		name           string
+		v              *variant
+		into           *results.Commands
+		mode, keysFrom string
+	}{{"rt-fresh", on, &rt.Fresh, "fresh", ""}, {"rt-replay", on, &rt.Replay, "replay", "rt-fresh"}, {"rt-off", off, &rt.Off, "fresh", ""}} {
+		if err := b.cl.rdb.ConfigResetStat(ctx).Err(); err != nil {
+			return err
 		}
-		env["TARGETS"], env["LOAD"], env["VUS"], env["ITERATIONS"], env["RUN"] = v.targets(), "count", "8", strconv.Itoa(n), name
-		s, err := b.k6(ctx, name, 3*time.Minute, env, nil)
+		s, err := b.k6(ctx, c.name, 3*time.Minute, map[string]string{"TARGETS": c.v.targets(), "LOAD": "count", "VUS": "8",
+			"ITERATIONS": n, "RUN": c.name, "MODE": c.mode, "KEYS_FROM": c.keysFrom, "KEYS": n}, nil)
 		if err != nil {
-			return results.Commands{}, err
+			return err
 		}
 		if s.Failed > 0 {
-			b.note("%s: %d requests failed %v", name, s.Failed, s.FailedBy)
+			b.note("%s: %d requests failed %v", c.name, s.Failed, s.FailedBy)
 		}
-		reqs := s.Accepted
-		if replay {
-			reqs = s.Replayed
+		if *c.into, err = b.commands(ctx, s.Accepted+s.Replayed); err != nil { // one of the two is 0
+			return err
 		}
-		return b.commands(ctx, reqs)
 	}
-	var err error
-	if e.RoundTrips.Fresh, err = count("rt-fresh", on, map[string]string{"MODE": "fresh"}, false); err != nil {
-		return err
-	}
-	if e.RoundTrips.Replay, err = count("rt-replay", on, map[string]string{"MODE": "replay", "KEYS_FROM": "rt-fresh", "KEYS": strconv.Itoa(n)}, true); err != nil {
-		return err
-	}
-	if e.RoundTrips.Off, err = count("rt-off", off, map[string]string{"MODE": "fresh"}, false); err != nil {
-		return err
-	}
-	e.OffHonoured = e.RoundTrips.Off.Requests > 0 && e.RoundTrips.Off.Total == 0
+	e.OffHonoured = rt.Off.Requests > 0 && rt.Off.Total == 0
 	if !e.OffHonoured {
-		b.note("the api with IDEM_STRATEGY=off made %d Redis calls for %d requests: the strategy is not honoured (has IDEM_STRATEGY landed?); on/off ratios are not measured",
-			e.RoundTrips.Off.Total, e.RoundTrips.Off.Requests)
+		b.note("the api with IDEM_STRATEGY=off made %d Redis calls for %d requests: the strategy is not honoured; on/off ratios are not measured",
+			rt.Off.Total, rt.Off.Requests)
 	}
 	b.logf("  per new request %.3f (%v), per replay %.3f (%v), off %.3f",
-		e.RoundTrips.Fresh.PerRequest(), e.RoundTrips.Fresh.ByCommand,
-		e.RoundTrips.Replay.PerRequest(), e.RoundTrips.Replay.ByCommand, e.RoundTrips.Off.PerRequest())
+		rt.Fresh.PerRequest(), rt.Fresh.ByCommand, rt.Replay.PerRequest(), rt.Replay.ByCommand, rt.Off.PerRequest())
 
 	// Both copies' workers charge the backlog on a reset counter: the
 	// copy without the boundary makes no Redis call.
-	if err := b.resetStats(ctx); err != nil {
+	if err := b.cl.rdb.ConfigResetStat(ctx).Err(); err != nil {
 		return err
 	}
-	for _, v := range []*variant{on, off} {
+	for _, v := range b.copies {
 		if err := b.startWorkers(ctx, v); err != nil {
 			return err
 		}
@@ -75,16 +66,11 @@ func (b *bench) roundTrips(ctx context.Context, e *results.E2E, on, off *variant
 	if err != nil {
 		return err
 	}
-	if e.RoundTrips.Charge, err = b.commands(ctx, settled); err != nil {
+	if rt.Charge, err = b.commands(ctx, settled); err != nil {
 		return err
 	}
-	b.logf("  per charged payment (worker) %.3f (%v)", e.RoundTrips.Charge.PerRequest(), e.RoundTrips.Charge.ByCommand)
+	b.logf("  per charged payment (worker) %.3f (%v)", rt.Charge.PerRequest(), rt.Charge.ByCommand)
 	return nil
-}
-
-// resetStats clears Redis's INFO commandstats (CONFIG RESETSTAT).
-func (b *bench) resetStats(ctx context.Context) error {
-	return b.cl.rdb.ConfigResetStat(ctx).Err()
 }
 
 // commands reads INFO commandstats: calls per command since the last reset,
