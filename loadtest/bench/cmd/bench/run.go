@@ -6,8 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -167,3 +171,80 @@ func (b *bench) log(name string) (*os.File, error) {
 }
 
 func (b *bench) logPath(name string) string { return filepath.Join(b.cfg.Out, "logs", name+".log") }
+
+// bin returns the path of a binary the run built.
+func (b *bench) bin(name string) string { return filepath.Join(b.cfg.Out, "bin", name) }
+
+// build compiles the services and the pkg/idem test binary into the run
+// directory, so that nothing in bin/ (used by the local runtime) is
+// replaced. The api and the worker are built twice: as in production for
+// the boundary's copy, and with -tags compare (the teaching build, which
+// knows IDEM_STRATEGY=off) for the copy without it, as <name>-compare.
+func (b *bench) build(ctx context.Context) error {
+	b.phase("build")
+	ph := b.cfg.Phases
+	tools := map[string]bool{b.cfg.Benchstat: ph["go"], b.cfg.K6: ph["e2e"]}
+	for tool, needed := range tools {
+		if _, err := os.Stat(tool); needed && err != nil {
+			return fmt.Errorf("%s is missing (make bench installs k6 and benchstat)", tool)
+		}
+	}
+	// api and psp are always built: prepare migrates with them.
+	builds := [][]string{{"api", "./services/api/cmd/api"}, {"psp", "./services/psp/cmd/psp"}}
+	if ph["e2e"] {
+		builds = append(builds, []string{"worker", "./services/worker/cmd/worker"},
+			[]string{"api-compare", "-tags", "compare", "./services/api/cmd/api"},
+			[]string{"worker-compare", "-tags", "compare", "./services/worker/cmd/worker"})
+	}
+	for _, bd := range builds {
+		if _, err := b.command(ctx, "build", 5*time.Minute, b.cfg.Repo, nil, append([]string{"go", "build", "-o", b.bin(bd[0])}, bd[1:]...)...); err != nil {
+			return err
+		}
+	}
+	if !ph["go"] {
+		return nil
+	}
+	_, err := b.command(ctx, "build", 5*time.Minute, b.cfg.Repo, nil, "go", "test", "-c", "-o", b.bin("idem.test"), "./pkg/idem")
+	return err
+}
+
+var modelName = regexp.MustCompile(`(?m)^model name\s*:\s*(.+)$`)
+
+// describeMachine says where the run happens: CPU, memory, kernel, the
+// versions of Redis and k6, and the load average before bench started
+// anything.
+func describeMachine(ctx context.Context, cfg config) results.Machine {
+	m := results.Machine{Cores: runtime.NumCPU(), Go: runtime.Version(), LoadBefore: cpu.LoadAvg()}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		if mm := modelName.FindSubmatch(b); mm != nil {
+			m.CPU = string(mm[1])
+		}
+	}
+	var si syscall.Sysinfo_t
+	if syscall.Sysinfo(&si) == nil {
+		m.MemoryGiB = float64(si.Totalram) * float64(si.Unit) / (1 << 30)
+	}
+	m.Kernel = firstLine(ctx, "uname", "-r")
+	m.Versions = []string{firstLine(ctx, "redis-server", "--version"), firstLine(ctx, cfg.K6, "version")}
+	return m
+}
+
+// gitCommit returns the short HEAD of repo, with "+dirty" when the working
+// tree has uncommitted changes (the run builds from the working tree).
+func gitCommit(ctx context.Context, repo string) string {
+	c := firstLine(ctx, "git", "-C", repo, "rev-parse", "--short", "HEAD")
+	if st := firstLine(ctx, "git", "-C", repo, "status", "--porcelain", "--untracked-files=no"); st != "" {
+		c += "+dirty"
+	}
+	return c
+}
+
+// firstLine is the first line of argv's output, or "<argv[0]>: unknown".
+func firstLine(ctx context.Context, argv ...string) string {
+	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).Output()
+	if err != nil {
+		return argv[0] + ": unknown"
+	}
+	line, _, _ := strings.Cut(string(out), "\n")
+	return strings.TrimSpace(line)
+}
