@@ -68,8 +68,7 @@ func (b *bench) e2e(ctx context.Context) error {
 			return err
 		}
 		e.Saturation = append(e.Saturation, r)
-		b.logf("  round %d: on %.0f/s (p50 %.1f ms), off %.0f/s (p50 %.1f ms), replay %.0f/s (p50 %.1f ms); charged on %.0f/s, off %.0f/s",
-			rep+1, r.On.Accepted, r.On.P50MS, r.Off.Accepted, r.Off.P50MS, r.Replay.Replayed, r.Replay.P50MS, r.On.Charged, r.Off.Charged)
+		b.logf("  on %.0f/s, off %.0f/s, replay %.0f/s", r.On.Accepted, r.Off.Accepted, r.Replay.Replayed)
 	}
 	for rep := range b.cfg.Repeats {
 		b.phase(fmt.Sprintf("e2e: latency round %d at %d/s", rep+1, b.cfg.LatencyRate))
@@ -83,8 +82,7 @@ func (b *bench) e2e(ctx context.Context) error {
 			return err
 		}
 		e.Latency = append(e.Latency, r)
-		b.logf("  round %d: p50 on %.2f ms, off %.2f ms; p99 on %.2f ms, off %.2f ms; pkg/idem floor p50 %.2f ms, p99 %.2f ms",
-			rep+1, r.On.P50MS, r.Off.P50MS, r.On.P99MS, r.Off.P99MS, r.Floor.P50MS, r.Floor.P99MS)
+		b.logf("  p50 on %.2f ms, off %.2f ms, floor %.2f ms", r.On.P50MS, r.Off.P50MS, r.Floor.P50MS)
 	}
 
 	err := b.sustainSearch(ctx, e, on, off)

@@ -2,17 +2,17 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/oncepay/oncepay/loadtest/bench/results"
 )
 
-var benchLine = regexp.MustCompile(`^Benchmark(\w+)-\d+\s+\d+\s+([\d.]+) ns/op\s+([\d.]+) B/op\s+([\d.]+) allocs/op`)
+var benchLine = regexp.MustCompile(`(?m)^Benchmark(\w+)-\d+\s+\d+\s+([\d.]+) ns/op\s+([\d.]+) B/op\s+([\d.]+) allocs/op`)
 
 // goBenchmarks are the pkg/idem benchmarks bench runs. It leaves out
 // BenchmarkBeginCompleteConcurrent, a one-off comparison with go-redis's
@@ -36,15 +36,10 @@ func (b *bench) goBench(ctx context.Context) error {
 			return err
 		}
 		all.WriteString(r.Out)
-		for _, line := range strings.Split(r.Out, "\n") {
-			m := benchLine.FindStringSubmatch(line)
-			if m == nil {
-				continue
-			}
-			ns, _ := strconv.ParseFloat(m[2], 64)
-			by, _ := strconv.ParseFloat(m[3], 64)
-			al, _ := strconv.ParseFloat(m[4], 64)
-			g.Samples[m[1]] = append(g.Samples[m[1]], results.GoPoint{NsPerOp: ns, BytesPerOp: by, AllocsPerOp: al})
+		for _, m := range benchLine.FindAllStringSubmatch(r.Out, -1) {
+			var p results.GoPoint
+			fmt.Sscan(m[2]+" "+m[3]+" "+m[4], &p.NsPerOp, &p.BytesPerOp, &p.AllocsPerOp)
+			g.Samples[m[1]] = append(g.Samples[m[1]], p)
 		}
 		b.logf("go run %d/%d done", i+1, b.cfg.GoCount)
 	}
