@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -40,15 +41,11 @@ func saveTiles(path string, w, h vg.Length, plots ...*plot.Plot) error {
 	for i, p := range plots {
 		p.Draw(canvases[0][i])
 	}
-	f, err := os.Create(path)
-	if err != nil {
+	var png bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&png); err != nil {
 		return err
 	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return os.WriteFile(path, png.Bytes(), 0o644)
 }
 
 // bar is one bar of a chart, with the label above it (its value when
@@ -98,13 +95,12 @@ func e2ePlot(r *results.Results, path string) error {
 // its own label.
 func barChart(title, unit, format string, bars []bar) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = title
-	p.Y.Label.Text = unit
+	p.Title.Text, p.Y.Label.Text = title, unit
 	var vals plotter.Values
 	var names, texts []string
-	for _, b := range bars {
-		vals = append(vals, b.v)
-		names = append(names, b.name)
+	var at plotter.XYs
+	for i, b := range bars {
+		vals, names, at = append(vals, b.v), append(names, b.name), append(at, plotter.XY{X: float64(i) - 0.15, Y: b.v})
 		if b.label == "" {
 			b.label = fmt.Sprintf(format, b.v)
 		}
@@ -117,14 +113,13 @@ func barChart(title, unit, format string, bars []bar) (*plot.Plot, error) {
 	bc.Color = plotutil.Color(0)
 	bc.LineStyle.Width = 0
 	p.Add(bc)
-	labels, err := plotter.NewLabels(plotter.XYLabels{XYs: xysOf(vals), Labels: texts})
+	labels, err := plotter.NewLabels(plotter.XYLabels{XYs: at, Labels: texts})
 	if err != nil {
 		return nil, err
 	}
 	p.Add(labels)
 	p.NominalX(names...)
-	p.Y.Min = 0
-	p.Y.Max = max(slices.Max([]float64(vals))*1.12, 1e-3)
+	p.Y.Min, p.Y.Max = 0, max(slices.Max([]float64(vals))*1.12, 1e-3)
 	return p, nil
 }
 
@@ -143,14 +138,6 @@ func noneHeld(ss []results.Sustained) string {
 		return fmt.Sprintf("none held\n(%.0f tried)", lo)
 	}
 	return fmt.Sprintf("none held\n(%.0f-%.0f tried)", lo, hi)
-}
-
-func xysOf(v plotter.Values) plotter.XYs {
-	var out plotter.XYs
-	for i, y := range v {
-		out = append(out, plotter.XY{X: float64(i) - 0.15, Y: y})
-	}
-	return out
 }
 
 // sustainedPlot draws the payments pending during every sustained run,
