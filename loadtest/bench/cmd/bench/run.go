@@ -183,29 +183,27 @@ func (b *bench) bin(name string) string { return filepath.Join(b.cfg.Out, "bin",
 func (b *bench) build(ctx context.Context) error {
 	b.phase("build")
 	ph := b.cfg.Phases
-	tools := map[string]bool{b.cfg.Benchstat: ph["go"], b.cfg.K6: ph["e2e"]}
-	for tool, needed := range tools {
+	for tool, needed := range map[string]bool{b.cfg.Benchstat: ph["go"], b.cfg.K6: ph["e2e"]} {
 		if _, err := os.Stat(tool); needed && err != nil {
 			return fmt.Errorf("%s is missing (make bench installs k6 and benchstat)", tool)
 		}
 	}
-	// api and psp are always built: prepare migrates with them.
-	builds := [][]string{{"api", "./services/api/cmd/api"}, {"psp", "./services/psp/cmd/psp"}}
+	// {binary, go command, arguments}; api and psp always: prepare migrates with them.
+	builds := [][]string{{"api", "build", "./services/api/cmd/api"}, {"psp", "build", "./services/psp/cmd/psp"}}
 	if ph["e2e"] {
-		builds = append(builds, []string{"worker", "./services/worker/cmd/worker"},
-			[]string{"api-compare", "-tags", "compare", "./services/api/cmd/api"},
-			[]string{"worker-compare", "-tags", "compare", "./services/worker/cmd/worker"})
+		builds = append(builds, []string{"worker", "build", "./services/worker/cmd/worker"},
+			[]string{"api-compare", "build", "-tags", "compare", "./services/api/cmd/api"},
+			[]string{"worker-compare", "build", "-tags", "compare", "./services/worker/cmd/worker"})
+	}
+	if ph["go"] {
+		builds = append(builds, []string{"idem.test", "test", "-c", "./pkg/idem"})
 	}
 	for _, bd := range builds {
-		if _, err := b.command(ctx, "build", 5*time.Minute, b.cfg.Repo, nil, append([]string{"go", "build", "-o", b.bin(bd[0])}, bd[1:]...)...); err != nil {
+		if _, err := b.command(ctx, "build", 5*time.Minute, b.cfg.Repo, nil, append([]string{"go", bd[1], "-o", b.bin(bd[0])}, bd[2:]...)...); err != nil {
 			return err
 		}
 	}
-	if !ph["go"] {
-		return nil
-	}
-	_, err := b.command(ctx, "build", 5*time.Minute, b.cfg.Repo, nil, "go", "test", "-c", "-o", b.bin("idem.test"), "./pkg/idem")
-	return err
+	return nil
 }
 
 var modelName = regexp.MustCompile(`(?m)^model name\s*:\s*(.+)$`)

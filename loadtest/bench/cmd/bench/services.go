@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -127,26 +127,25 @@ func (b *bench) waitReady(ctx context.Context, p *proc.Proc, port int) error {
 // variant's workers: payments they moved to a terminal status.
 func (b *bench) settled(ctx context.Context, v *variant) (int, error) {
 	total := 0
-	client := &http.Client{Timeout: 5 * time.Second}
 	for _, port := range v.Workers {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr(port)+"/metrics", nil)
-		resp, err := client.Do(req)
+		resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
 		if err != nil {
 			return 0, err
 		}
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			if !strings.HasPrefix(line, "worker_messages_total{") ||
-				!(strings.Contains(line, `outcome="charged"`) || strings.Contains(line, `outcome="declined"`)) {
-				continue
-			}
-			f := strings.Fields(line)
-			n, _ := strconv.ParseFloat(f[len(f)-1], 64)
-			total += int(n)
-		}
+		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
+		if err != nil {
+			return 0, err
+		}
+		for line := range strings.Lines(string(body)) {
+			if strings.HasPrefix(line, "worker_messages_total{") &&
+				(strings.Contains(line, `outcome="charged"`) || strings.Contains(line, `outcome="declined"`)) {
+				var n float64
+				fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &n)
+				total += int(n)
+			}
+		}
 	}
 	return total, nil
 }
