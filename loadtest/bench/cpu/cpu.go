@@ -80,16 +80,11 @@ func Trees(roots map[string][]int) map[string]float64 {
 	return out
 }
 
-// Machine is the machine's CPU time so far, in seconds summed over cores.
-// Busy is everything but idle and iowait, steal included: time the
+// MachineBusy is the machine's busy CPU time so far, in seconds summed over
+// cores: everything but idle and iowait, steal included (time the
 // hypervisor gave the VM's cores to something else belongs to no process,
-// so a Span reports it under Others.
-type Machine struct {
-	Busy, Total float64
-}
-
-// ReadMachine reads the first line of /proc/stat.
-func ReadMachine() Machine {
+// so a Span reports it under Others).
+func MachineBusy() float64 {
 	b, _ := os.ReadFile("/proc/stat")
 	line, _, _ := strings.Cut(string(b), "\n")
 	return parseMachine(line)
@@ -98,19 +93,13 @@ func ReadMachine() Machine {
 // parseMachine reads the "cpu" line of /proc/stat: user nice system idle
 // iowait irq softirq steal guest guest_nice, in ticks. Guest and
 // guest_nice are already in user and nice.
-func parseMachine(line string) Machine {
-	var m Machine
+func parseMachine(line string) (busy float64) {
 	for i, v := range strings.Fields(line) {
-		n, _ := strconv.ParseFloat(v, 64)
-		if i == 0 || i > 8 {
-			continue
-		}
-		m.Total += n / ticksPerSecond
-		if i != 4 && i != 5 { // idle, iowait
-			m.Busy += n / ticksPerSecond
+		if n, _ := strconv.ParseFloat(v, 64); i > 0 && i <= 8 && i != 4 && i != 5 { // not idle, iowait
+			busy += n / ticksPerSecond
 		}
 	}
-	return m
+	return busy
 }
 
 // LoadAvg returns the 1, 5 and 15 minute load averages.
@@ -125,12 +114,12 @@ func LoadAvg() [3]float64 {
 type Span struct {
 	roots   map[string][]int
 	before  map[string]float64
-	machine Machine
+	machine float64
 }
 
 // Start begins a span over the named process trees.
 func Start(roots map[string][]int) *Span {
-	return &Span{roots: roots, before: Trees(roots), machine: ReadMachine()}
+	return &Span{roots: roots, before: Trees(roots), machine: MachineBusy()}
 }
 
 // Usage is CPU use over a span, in cores (1.0 = one core busy all along).
@@ -144,7 +133,7 @@ type Usage struct {
 // seconds of processes that ran and ended within the span and are not in
 // any tree (exec.Cmd's ProcessState user + system time).
 func (s *Span) Stop(seconds float64, finished map[string]float64) Usage {
-	after, m := Trees(s.roots), ReadMachine()
+	after, m := Trees(s.roots), MachineBusy()
 	u := Usage{Cores: map[string]float64{}}
 	if seconds <= 0 {
 		return u
@@ -159,7 +148,7 @@ func (s *Span) Stop(seconds float64, finished map[string]float64) Usage {
 	for _, c := range u.Cores {
 		named += c
 	}
-	u.MachineBusy = (m.Busy - s.machine.Busy) / seconds
+	u.MachineBusy = (m - s.machine) / seconds
 	u.Others = max(u.MachineBusy-named, 0)
 	return u
 }

@@ -95,21 +95,16 @@ func newPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
 // previous run. Such a worker ends on its own, so the drop is tried again
 // for up to 10 s.
 func dropDatabase(ctx context.Context, admin *pgx.Conn, db string) error {
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(250 * time.Millisecond) {
 		_, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)")
 		var pgErr *pgconn.PgError
-		if err == nil || !errors.As(err, &pgErr) || pgErr.Code != "42501" || time.Now().After(deadline) {
-			if err != nil {
-				return fmt.Errorf("drop database %s: %w", db, err)
-			}
-			return nil
+		if err != nil && errors.As(err, &pgErr) && pgErr.Code == "42501" && time.Now().Before(deadline) {
+			continue
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(250 * time.Millisecond):
+		if err != nil {
+			return fmt.Errorf("drop database %s: %w", db, err)
 		}
+		return nil
 	}
 }
 

@@ -162,9 +162,8 @@ func (b *bench) pending(ctx context.Context) (int, error) {
 func (b *bench) drain(ctx context.Context, max time.Duration) float64 {
 	start := time.Now()
 	for time.Since(start) < max && ctx.Err() == nil {
-		n, err := b.pending(ctx)
-		if err == nil && n == 0 {
-			return time.Since(start).Seconds()
+		if n, err := b.pending(ctx); err == nil && n == 0 {
+			break
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
