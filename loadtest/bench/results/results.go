@@ -16,7 +16,6 @@ import (
 // Results is one benchmark run.
 type Results struct {
 	Started  time.Time `json:"started"`
-	Finished time.Time `json:"finished"`
 	Quick    bool      `json:"quick"`
 	Machine  Machine   `json:"machine"`
 	Commit   string    `json:"commit"` // git HEAD, "+dirty" when the tree had uncommitted changes

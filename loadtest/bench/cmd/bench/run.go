@@ -62,8 +62,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	err = b.runPhases(ctx)
 	b.procs.StopAll(20 * time.Second)
 	b.closeClients()
-	b.res.Finished = time.Now()
-	b.res.Elapsed = b.res.Finished.Sub(started)
+	b.res.Elapsed = time.Since(started)
 	if serr := b.res.Save(filepath.Join(cfg.Out, "results.json")); serr != nil {
 		err = errors.Join(err, serr)
 	}

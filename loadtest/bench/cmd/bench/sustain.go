@@ -17,33 +17,26 @@ import (
 // charged at saturation, so that their ladders are the same until one
 // fails, and move as nextRate says. The two copies' runs alternate, so that
 // both run on tables of about the same size.
-func (b *bench) sustainSearch(ctx context.Context, e *results.E2E, on, off *variant) error {
-	type search struct {
-		v    *variant
-		runs *[]results.Sustained
-		rate float64
-	}
+func (b *bench) sustainSearch(ctx context.Context, e *results.E2E) error {
 	var charged []float64
 	for _, s := range e.Saturation {
 		charged = append(charged, s.On.Charged, s.Off.Charged)
 	}
 	start := max(50, roundTo(0.8*results.Median(charged), 10))
-	searches := []*search{{on, &e.Sustained, start}, {off, &e.SustainedOff, start}}
+	runs, rates := []*[]results.Sustained{&e.Sustained, &e.SustainedOff}, []float64{start, start}
 	for try := range b.cfg.SustainTries {
-		for i := range searches {
-			s := searches[(i+try)%2]
-			if s.rate <= 0 {
+		for i := range b.copies {
+			c := (i + try) % 2
+			if rates[c] <= 0 {
 				continue
 			}
-			run, err := b.sustain(ctx, s.rate, s.v)
+			run, err := b.sustain(ctx, rates[c], b.copies[c])
 			if err != nil {
 				return err
 			}
-			*s.runs = append(*s.runs, run)
-			b.logf("  sustained %.0f/s, %s: held %v %s (accepted %d, charged %d, backlog %d -> %d, slope %.1f/s; %.2f ms CPU per charged payment, %.2f without the psp)",
-				run.Rate, s.v.Name, run.OK, run.Why, run.Accepted, run.Charged, run.PendingStart, run.PendingEnd, run.BacklogSlope,
-				run.CPUPerCharged(float64(b.cfg.SustainSeconds), false), run.CPUPerCharged(float64(b.cfg.SustainSeconds), true))
-			s.rate = nextRate(*s.runs)
+			*runs[c] = append(*runs[c], run)
+			b.logf("  held %v %s (%.2f ms CPU per charged payment)", run.OK, run.Why, run.CPUPerCharged(float64(b.cfg.SustainSeconds), false))
+			rates[c] = nextRate(*runs[c])
 		}
 	}
 	return nil
