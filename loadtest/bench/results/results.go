@@ -161,8 +161,7 @@ type LatRound struct {
 }
 
 // Floor is pkg/idem's own Begin+Complete on fresh keys, one call at a time,
-// on the Redis the services use: the two round trips the api's boundary
-// cannot do without.
+// on the services' Redis: the two round trips the boundary cannot avoid.
 type Floor struct {
 	Ops   int     `json:"ops"`
 	P50MS float64 `json:"p50_ms"`
@@ -191,11 +190,9 @@ type Sustained struct {
 	Why                  string  `json:"why,omitempty"`
 }
 
-// CPUPerCharged is the CPU, in milliseconds, that the pipeline (every
-// oncepay process, its servers and k6; other people's work left out) used
-// per payment charged during the run of secs seconds; withoutPSP leaves out
-// the psp simulator's process and its database's Postgres backends.
-// 0 when nothing was charged.
+// CPUPerCharged is the pipeline's CPU (machine busy less Others) in ms per
+// payment charged in the run of secs seconds, without the psp and its
+// database's backends if withoutPSP; 0 when nothing was charged.
 func (s Sustained) CPUPerCharged(secs float64, withoutPSP bool) float64 {
 	if s.Charged == 0 {
 		return 0

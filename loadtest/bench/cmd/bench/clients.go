@@ -89,11 +89,8 @@ func newPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
 }
 
 // dropDatabase drops db, ending its connections. WITH (FORCE) cannot end an
-// autovacuum worker for a role that is not a superuser (SQLSTATE 42501,
-// "must be a member of the role whose process is being terminated"): right
-// after the harness starts, autovacuum often works on the tables of the
-// previous run. Such a worker ends on its own, so the drop is tried again
-// for up to 10 s.
+// autovacuum worker unless superuser (SQLSTATE 42501); such a worker ends
+// on its own, so the drop is tried again for up to 10 s.
 func dropDatabase(ctx context.Context, admin *pgx.Conn, db string) error {
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(250 * time.Millisecond) {
 		_, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)")
@@ -108,11 +105,9 @@ func dropDatabase(ctx context.Context, admin *pgx.Conn, db string) error {
 	}
 }
 
-// vacuum runs VACUUM (ANALYZE) on the tables the end-to-end phases write,
-// before each phase of a side-by-side pair: every settled payment leaves a
-// dead row, and a vacuum resets autovacuum's counts, so that an autovacuum
-// (up to a core for half a minute) does not start in one phase of a pair
-// and not in the other. Autovacuum stays on.
+// vacuum runs VACUUM (ANALYZE) on the e2e tables before each phase of a
+// pair, resetting autovacuum's counts so that an autovacuum does not start
+// in one phase of a pair and not in the other. Autovacuum stays on.
 func (b *bench) vacuum(ctx context.Context) {
 	start := time.Now()
 	for _, db := range []struct {
@@ -146,12 +141,9 @@ func (b *bench) redisNow(ctx context.Context) (s redisState, ok bool) {
 	return s, info.Err() == nil
 }
 
-// rewriteAOF rewrites Redis's AOF (BGREWRITEAOF) and waits up to a minute
-// for the rewrite to end, before each phase of a side-by-side pair: Redis
-// rewrites by itself whenever the file has doubled, a fork that serialises
-// the whole data set (seconds of a core), and would do so in whichever
-// phase came next, always one of the boundary's copy. A rewrite already
-// running is waited for alike.
+// rewriteAOF rewrites Redis's AOF (BGREWRITEAOF, or the one running) and
+// waits up to a minute for it to end, so that Redis's own rewrite (a fork
+// costing seconds of a core) does not land in the boundary's next phase.
 func (b *bench) rewriteAOF(ctx context.Context) {
 	start := time.Now()
 	defer func() { b.rewritten += time.Since(start) }()

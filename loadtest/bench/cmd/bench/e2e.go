@@ -146,11 +146,9 @@ func (b *bench) apiPhase(ctx context.Context, run string, v *variant, env map[st
 	return p, err
 }
 
-// measure runs k6 with env against v for d (every phase of the e2e
-// benchmark, sustained runs included) and measures it: throughput,
-// latency, what v's workers settled meanwhile, CPU per process group of
-// both copies, the AOF rewrites that overlapped it. every, if set, is
-// called once a second while k6 runs.
+// measure runs k6 with env against v for d and measures throughput,
+// latency, what v's workers settled, CPU per process group and the AOF
+// rewrites that overlapped it. every, if set, runs once a second.
 func (b *bench) measure(ctx context.Context, run string, v *variant, env map[string]string, d time.Duration,
 	every func()) (results.Phase, k6Summary, error) {
 	secs := d.Seconds()

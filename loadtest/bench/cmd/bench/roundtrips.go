@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/oncepay/oncepay/loadtest/bench/redisinfo"
 	"github.com/oncepay/oncepay/loadtest/bench/results"
+	"github.com/oncepay/oncepay/lua"
 	"github.com/oncepay/oncepay/pkg/idem"
 )
 
@@ -80,38 +79,21 @@ func (b *bench) roundTrips(ctx context.Context, e *results.E2E, on, off *variant
 // boundary's scripts call set apart (they run inside EVALSHA, no round trip).
 func (b *bench) commands(ctx context.Context, requests int) (results.Commands, error) {
 	raw, err := b.cl.rdb.Info(ctx, "commandstats").Result()
-	if err != nil {
-		return results.Commands{}, err
-	}
-	inner, err := scriptCommands(filepath.Join(b.cfg.Repo, "lua"))
-	if err != nil {
-		return results.Commands{}, err
-	}
-	c := parseCommandStats(raw, inner)
+	c := parseCommandStats(raw, scriptCommands())
 	c.Requests = requests
-	return c, nil
+	return c, err
 }
 
 var scriptCall = regexp.MustCompile(`redis\.p?call\(\s*['"]([A-Za-z]+)['"]`)
 
 // scriptCommands returns the (lower-case) names of the commands that the
-// scripts in dir call.
-func scriptCommands(dir string) (map[string]bool, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.lua"))
-	if err != nil || len(files) == 0 {
-		return nil, fmt.Errorf("no scripts in %s", dir)
-	}
+// boundary's scripts (package lua) call.
+func scriptCommands() map[string]bool {
 	out := map[string]bool{}
-	for _, f := range files {
-		src, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range scriptCall.FindAllStringSubmatch(string(src), -1) {
-			out[strings.ToLower(m[1])] = true
-		}
+	for _, m := range scriptCall.FindAllStringSubmatch(lua.Begin()+lua.Complete()+lua.Release()+lua.Extend(), -1) {
+		out[strings.ToLower(m[1])] = true
 	}
-	return out, nil
+	return out
 }
 
 // parseCommandStats sorts the calls of INFO commandstats into round trips
@@ -132,15 +114,12 @@ func parseCommandStats(raw string, inScripts map[string]bool) results.Commands {
 	return c
 }
 
-// floorWarmup calls precede every floor measurement, unmeasured: the
-// connection is open and the scripts are loaded.
-const floorWarmup = 100
-
 // floor measures pkg/idem's own Begin+Complete on the services' Redis, one
 // call at a time on fresh keys (named <run>-<n>, merchant "floor"): the two
 // round trips the api's boundary cannot do without. It returns the latency
-// percentiles of FloorOps calls.
+// percentiles of FloorOps calls after floorWarmup unmeasured ones.
 func (b *bench) floor(ctx context.Context, run string) (results.Floor, error) {
+	const floorWarmup = 100 // the connection open, the scripts loaded
 	s := idem.New(b.cl.rdb, idem.Config{Retention: time.Minute})
 	result := []byte(`{"status":202,"body":"eyJpZCI6InBheV8xIn0="}`)
 	lat := make([]float64, 0, b.cfg.FloorOps)
@@ -151,14 +130,14 @@ func (b *bench) floor(ctx context.Context, run string) (results.Floor, error) {
 		}
 		t0 := time.Now()
 		c, err := s.Begin(ctx, k, "api", "fp")
+		if err == nil && c.Outcome != idem.Acquired {
+			err = fmt.Errorf("begin of a fresh key: %v, want Acquired", c.Outcome)
+		}
+		if err == nil {
+			err = c.Lease.Complete(ctx, result)
+		}
 		if err != nil {
-			return results.Floor{}, fmt.Errorf("floor: begin: %w", err)
-		}
-		if c.Outcome != idem.Acquired {
-			return results.Floor{}, fmt.Errorf("floor: begin of a fresh key: %v, want Acquired", c.Outcome)
-		}
-		if err := c.Lease.Complete(ctx, result); err != nil {
-			return results.Floor{}, fmt.Errorf("floor: complete: %w", err)
+			return results.Floor{}, fmt.Errorf("floor: %w", err)
 		}
 		if i >= floorWarmup {
 			lat = append(lat, float64(time.Since(t0))/1e6)

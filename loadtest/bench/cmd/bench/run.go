@@ -175,10 +175,8 @@ func (b *bench) logPath(name string) string { return filepath.Join(b.cfg.Out, "l
 func (b *bench) bin(name string) string { return filepath.Join(b.cfg.Out, "bin", name) }
 
 // build compiles the services and the pkg/idem test binary into the run
-// directory, so that nothing in bin/ (used by the local runtime) is
-// replaced. The api and the worker are built twice: as in production for
-// the boundary's copy, and with -tags compare (the teaching build, which
-// knows IDEM_STRATEGY=off) for the copy without it, as <name>-compare.
+// directory; the copy without the boundary runs <name>-compare, the
+// teaching build (-tags compare) that knows IDEM_STRATEGY=off.
 func (b *bench) build(ctx context.Context) error {
 	b.phase("build")
 	ph := b.cfg.Phases

@@ -11,12 +11,10 @@ import (
 	"github.com/oncepay/oncepay/loadtest/bench/results"
 )
 
-// sustainSearch finds, for each copy, the highest rate the whole pipeline
-// holds for Sustain (see sustain), at most SustainTries runs per copy. Both
-// copies start at the same rate, 0.8 of the median rate the workers of both
-// charged at saturation, so that their ladders are the same until one
-// fails, and move as nextRate says. The two copies' runs alternate, so that
-// both run on tables of about the same size.
+// sustainSearch finds, for each copy, the highest rate the pipeline holds
+// (see sustain), in at most SustainTries runs per copy, alternating. Both
+// start at 0.8 of the median rate charged at saturation and move as
+// nextRate says.
 func (b *bench) sustainSearch(ctx context.Context, e *results.E2E) error {
 	var charged []float64
 	for _, s := range e.Saturation {
