@@ -160,11 +160,8 @@ func sustainedPlot(on, off []results.Sustained, path string) error {
 				pts = append(pts, plotter.XY{X: float64(j + 1), Y: y})
 				top = max(top, y)
 			}
-			held := "held"
-			if !s.OK {
-				held = "did not hold"
-			}
 			if len(pts) > 0 {
+				held := map[bool]string{true: "held", false: "did not hold"}[s.OK]
 				lines = append(lines, fmt.Sprintf("%.0f payments/s offered (%s)", s.Rate, held), pts)
 			}
 		}

@@ -158,10 +158,7 @@ func sustainedTables(w io.Writer, title string, ss []results.Sustained, secs flo
 	fmt.Fprintf(w, "\n### %s\n\n", title)
 	fmt.Fprint(w, "| offered /s | accepted /s | charged /s | p50 ms | p99 ms | pending start → max → end | backlog slope /s | drained in s | Postgres commits per payment | Redis bytes per payment | Redis AOF rewrites | autovacuumed | held | why not |\n|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---|---|\n")
 	for _, s := range ss {
-		held := "yes"
-		if !s.OK {
-			held = "**no**"
-		}
+		held := map[bool]string{true: "yes", false: "**no**"}[s.OK]
 		fmt.Fprintf(w, "| %.0f | %.1f | %.1f | %.1f | %.1f | %d → %d → %d | %.1f | %.1f | %.2f | %.0f | %d | %s | %s | %s |\n",
 			s.Rate, s.Phase.Accepted, s.Phase.Charged, s.Phase.P50MS, s.Phase.P99MS, s.PendingStart, int(slices.Max(append(s.Pending, 0))), s.PendingEnd,
 			s.BacklogSlope, s.Phase.DrainedIn, s.PGCommits, s.RedisBytesPerPayment, s.Phase.AOFRewrites, strings.Join(s.Autovacuumed, ", "), held, s.Why)

@@ -21,13 +21,10 @@ type Target struct {
 
 // Status is "met", "not met" or "not run".
 func (t Target) Status() string {
-	switch {
-	case !t.Known:
+	if !t.Known {
 		return "not run"
-	case t.Met:
-		return "met"
 	}
-	return "not met"
+	return map[bool]string{true: "met", false: "not met"}[t.Met]
 }
 
 // set records a measured value and whether it meets the goal.
@@ -162,10 +159,7 @@ func BestHeld(ss []Sustained) Sustained {
 func HeldFailed(ss []Sustained) string {
 	parts := make([]string, len(ss))
 	for i, s := range ss {
-		parts[i] = fmt.Sprintf("%.0f failed", s.Rate)
-		if s.OK {
-			parts[i] = fmt.Sprintf("%.0f held", s.Rate)
-		}
+		parts[i] = fmt.Sprintf("%.0f %s", s.Rate, map[bool]string{true: "held", false: "failed"}[s.OK])
 	}
 	return strings.Join(parts, ", ")
 }
