@@ -182,15 +182,11 @@ func (b *bench) measure(ctx context.Context, run string, v *variant, env map[str
 func (b *bench) e2eRoots() map[string][]int {
 	roots := b.harnessPIDs()
 	for _, v := range b.copies {
-		for _, p := range v.apiProcs {
-			roots["api"] = append(roots["api"], p.PID)
+		for group, ps := range map[string][]*proc.Proc{"api": v.apiProcs, "worker": v.workerProcs, "psp": b.procs.Named("psp")} {
+			for _, p := range ps {
+				roots[group] = append(roots[group], p.PID)
+			}
 		}
-		for _, p := range v.workerProcs {
-			roots["worker"] = append(roots["worker"], p.PID)
-		}
-	}
-	for _, p := range b.procs.Named("psp") {
-		roots["psp"] = append(roots["psp"], p.PID)
 	}
 	return roots
 }
@@ -220,10 +216,8 @@ func (b *bench) k6(ctx context.Context, name string, timeout time.Duration, env 
 		argv = append(argv, "-e", k+"="+env[k])
 	}
 	argv = append(argv, filepath.Join(b.cfg.Repo, "loadtest", "bench", "k6", "bench.js"))
-	var (
-		r   proc.Result
-		err error
-	)
+	var r proc.Result
+	var err error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -246,10 +240,10 @@ func (b *bench) k6(ctx context.Context, name string, timeout time.Duration, env 
 		return s, err
 	}
 	raw, err := os.ReadFile(summary)
-	if err != nil {
-		return s, fmt.Errorf("k6 %s wrote no summary: %w", name, err)
+	if err == nil {
+		err = json.Unmarshal(raw, &s)
 	}
-	if err := json.Unmarshal(raw, &s); err != nil {
+	if err != nil {
 		return s, fmt.Errorf("k6 %s summary: %w", name, err)
 	}
 	s.CPU = r.CPU.Seconds()
