@@ -20,17 +20,18 @@ import (
 // Plots writes perf-e2e.png and perf-sustained.png into dir, each when the
 // run has the data.
 func Plots(r *results.Results, dir string) error {
-	if r.E2E != nil && len(r.E2E.Saturation) > 0 {
+	if r.E2E == nil {
+		return nil
+	}
+	if len(r.E2E.Saturation) > 0 {
 		if err := e2ePlot(r, filepath.Join(dir, "perf-e2e.png")); err != nil {
 			return err
 		}
 	}
-	if r.E2E != nil && len(r.E2E.Sustained) > 0 {
-		if err := sustainedPlot(r.E2E.Sustained, r.E2E.SustainedOff, filepath.Join(dir, "perf-sustained.png")); err != nil {
-			return err
-		}
+	if len(r.E2E.Sustained) == 0 {
+		return nil
 	}
-	return nil
+	return sustainedPlot(r.E2E.Sustained, r.E2E.SustainedOff, filepath.Join(dir, "perf-sustained.png"))
 }
 
 func saveTiles(path string, w, h vg.Length, plots ...*plot.Plot) error {

@@ -3,6 +3,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -56,11 +57,7 @@ func Markdown(w io.Writer, r *results.Results) {
 func targets(w io.Writer, r *results.Results) {
 	fmt.Fprint(w, "| target | goal | measured | |\n|---|---|---|---|\n")
 	for _, t := range r.Targets() {
-		m := t.Measured
-		if m == "" {
-			m = "–"
-		}
-		fmt.Fprintf(w, "| %s | %s | %s | **%s** |\n", t.Name, t.Goal, m, t.Status())
+		fmt.Fprintf(w, "| %s | %s | %s | **%s** |\n", t.Name, t.Goal, cmp.Or(t.Measured, "–"), t.Status())
 	}
 }
 

@@ -216,14 +216,11 @@ func (r *Results) Save(path string) error {
 // Load reads a results.json.
 func Load(path string) (*Results, error) {
 	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
 	var r Results
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, err
+	if err == nil {
+		err = json.Unmarshal(b, &r)
 	}
-	return &r, nil
+	return &r, err
 }
 
 // Median returns the median of xs (the mean of the middle two for an even
@@ -232,11 +229,6 @@ func Median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
+	s, n := slices.Sorted(slices.Values(xs)), len(xs)
+	return (s[(n-1)/2] + s[n/2]) / 2
 }

@@ -110,15 +110,9 @@ func dropDatabase(ctx context.Context, admin *pgx.Conn, db string) error {
 // in one phase of a pair and not in the other. Autovacuum stays on.
 func (b *bench) vacuum(ctx context.Context) {
 	start := time.Now()
-	for _, db := range []struct {
-		pool   *pgxpool.Pool
-		tables string
-	}{
-		{b.cl.e2e, "payments, outbox, charge_takeovers"},
-		{b.cl.psp, "psp_idempotency, psp_charges, psp_calls"},
-	} {
-		if _, err := db.pool.Exec(ctx, "VACUUM (ANALYZE) "+db.tables); err != nil {
-			b.note("vacuum %s: %v", db.tables, err)
+	for pool, tables := range map[*pgxpool.Pool]string{b.cl.e2e: "payments, outbox, charge_takeovers", b.cl.psp: "psp_idempotency, psp_charges, psp_calls"} {
+		if _, err := pool.Exec(ctx, "VACUUM (ANALYZE) "+tables); err != nil {
+			b.note("vacuum %s: %v", tables, err)
 		}
 	}
 	b.vacuumed += time.Since(start)

@@ -38,9 +38,9 @@ func (b *bench) e2e(ctx context.Context) error {
 		return err
 	}
 	for _, v := range b.copies {
-		// The workers declare the queues and bindings; without them the api's
-		// first messages would be unroutable. They stop again until the api's
-		// round trips are counted, so that only the api talks to Redis then.
+		// The workers declare the queues and bindings the api publishes to,
+		// then stop until the api's round trips are counted. The warm-up
+		// fills connection pools and prepares statements.
 		if err := b.startAPIs(ctx, v); err != nil {
 			return err
 		}
@@ -48,8 +48,6 @@ func (b *bench) e2e(ctx context.Context) error {
 			return err
 		}
 		b.stopWorkers(v)
-	}
-	for _, v := range b.copies { // connection pools filled, statements prepared
 		if _, err := b.k6(ctx, "warmup-"+v.Name, 2*time.Minute, map[string]string{
 			"TARGETS": v.targets(), "LOAD": "count", "VUS": "16", "ITERATIONS": "600", "RUN": "warm-" + v.Name}, nil); err != nil {
 			return err
