@@ -96,19 +96,14 @@ func (b *bench) e2e(ctx context.Context) error {
 // pair runs one apiPhase with env for each copy, the boundary's first in
 // even rounds and last in odd ones; each phase is named <run>-<copy>.
 func (b *bench) pair(ctx context.Context, run string, rep int, env map[string]string) (on, off results.Phase, err error) {
+	var ps [2]results.Phase
 	for i := range b.copies {
-		v := b.copies[(i+rep)%2]
-		p, err := b.apiPhase(ctx, run+"-"+v.Name, v, maps.Clone(env))
-		if err != nil {
-			return on, off, err
-		}
-		if v == b.copies[0] {
-			on = p
-		} else {
-			off = p
+		c := (i + rep) % 2
+		if ps[c], err = b.apiPhase(ctx, run+"-"+b.copies[c].Name, b.copies[c], maps.Clone(env)); err != nil {
+			break
 		}
 	}
-	return on, off, nil
+	return ps[0], ps[1], err
 }
 
 // purgeQueues empties the copies' charge queues, if they exist from an

@@ -53,9 +53,5 @@ func (b *bench) goBench(ctx context.Context) error {
 	}
 	g.Benchstat = stat.Out
 	b.res.Go = g
-	for name := range g.Samples {
-		m := g.Median(name)
-		b.logf("  %-14s %8.1f us/op  %6.0f B/op  %4.0f allocs/op", name, m.NsPerOp/1e3, m.BytesPerOp, m.AllocsPerOp)
-	}
 	return nil
 }

@@ -95,8 +95,7 @@ func (b *bench) logf(format string, args ...any) {
 
 // phase logs the start of a phase with the load average.
 func (b *bench) phase(name string) {
-	la := cpu.LoadAvg()
-	b.logf("== %s (load average %.2f %.2f %.2f)", name, la[0], la[1], la[2])
+	b.logf("== %s (load average %.2f)", name, cpu.LoadAvg())
 }
 
 func (b *bench) note(format string, args ...any) {

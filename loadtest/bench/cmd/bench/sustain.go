@@ -152,9 +152,8 @@ func (b *bench) pspBackends(ctx context.Context) []int {
 	return pids
 }
 
-// pgCommits sums pg_stat_database.xact_commit over the e2e databases.
-// Postgres updates these counters asynchronously (at most every 0.5 s), so
-// it waits a second first.
+// pgCommits sums pg_stat_database.xact_commit over the e2e databases, after
+// a second: Postgres updates the counters every 0.5 s at most.
 func (b *bench) pgCommits(ctx context.Context) int64 {
 	time.Sleep(time.Second)
 	var n int64
