@@ -35,7 +35,7 @@ require (
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
-	github.com/oncepay/oncepay/lua v0.0.0 // indirect
+	github.com/oncepay/oncepay/lua v0.0.0
 	github.com/oncepay/oncepay/pkg/message v0.0.0
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/image v0.30.0 // indirect

@@ -4,8 +4,8 @@
 package cpu
 
 import (
-	"bufio"
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,22 +29,20 @@ func readAll() map[int]procStat {
 		if err != nil {
 			continue
 		}
-		// pid (comm) state ppid ... utime(14) stime(15); comm may hold spaces.
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
+		// pid (comm) state ppid ... utime(14) stime(15) cutime cstime; comm
+		// may hold spaces.
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
 		if len(f) < 15 {
 			continue
 		}
-		pid, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(path, "/proc/"), "/stat"))
-		ppid, _ := strconv.Atoi(f[1])
-		ut, _ := strconv.ParseUint(f[11], 10, 64)
-		st, _ := strconv.ParseUint(f[12], 10, 64)
-		cut, _ := strconv.ParseUint(f[13], 10, 64)
-		cst, _ := strconv.ParseUint(f[14], 10, 64)
-		out[pid] = procStat{ppid: ppid, ticks: ut + st + cut + cst}
+		var pid, ppid int
+		var ticks [4]uint64
+		fmt.Sscan(path[len("/proc/"):], &pid)
+		fmt.Sscan(f[1], &ppid)
+		for i := range ticks {
+			fmt.Sscan(f[11+i], &ticks[i])
+		}
+		out[pid] = procStat{ppid: ppid, ticks: ticks[0] + ticks[1] + ticks[2] + ticks[3]}
 	}
 	return out
 }
@@ -82,62 +80,33 @@ func Trees(roots map[string][]int) map[string]float64 {
 	return out
 }
 
-// Machine is the machine's CPU time so far, in seconds summed over cores.
-// Busy is everything but idle and iowait, steal included: time the
+// MachineBusy is the machine's busy CPU time so far, in seconds summed over
+// cores: everything but idle and iowait, steal included (time the
 // hypervisor gave the VM's cores to something else belongs to no process,
-// so a Span reports it under Others.
-type Machine struct {
-	Busy, Total float64
-}
-
-// ReadMachine reads the first line of /proc/stat.
-func ReadMachine() Machine {
-	f, err := os.Open("/proc/stat")
-	if err != nil {
-		return Machine{}
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	if !sc.Scan() {
-		return Machine{}
-	}
-	return parseMachine(sc.Text())
+// so a Span reports it under Others).
+func MachineBusy() float64 {
+	b, _ := os.ReadFile("/proc/stat")
+	line, _, _ := strings.Cut(string(b), "\n")
+	return parseMachine(line)
 }
 
 // parseMachine reads the "cpu" line of /proc/stat: user nice system idle
-// iowait irq softirq steal guest guest_nice, in ticks.
-func parseMachine(line string) Machine {
-	fields := strings.Fields(line)
-	if len(fields) == 0 {
-		return Machine{}
-	}
-	var m Machine
-	for i, v := range fields[1:] {
-		n, _ := strconv.ParseFloat(v, 64)
-		if i >= 8 { // guest and guest_nice are already in user and nice
-			break
-		}
-		m.Total += n
-		if i != 3 && i != 4 { // idle, iowait
-			m.Busy += n
+// iowait irq softirq steal guest guest_nice, in ticks. Guest and
+// guest_nice are already in user and nice.
+func parseMachine(line string) (busy float64) {
+	for i, v := range strings.Fields(line) {
+		if n, _ := strconv.ParseFloat(v, 64); i > 0 && i <= 8 && i != 4 && i != 5 { // not idle, iowait
+			busy += n / ticksPerSecond
 		}
 	}
-	m.Busy /= ticksPerSecond
-	m.Total /= ticksPerSecond
-	return m
+	return busy
 }
 
 // LoadAvg returns the 1, 5 and 15 minute load averages.
 func LoadAvg() [3]float64 {
 	var out [3]float64
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return out
-	}
-	f := strings.Fields(string(b))
-	for i := 0; i < 3 && i < len(f); i++ {
-		out[i], _ = strconv.ParseFloat(f[i], 64)
-	}
+	b, _ := os.ReadFile("/proc/loadavg")
+	fmt.Sscan(string(b), &out[0], &out[1], &out[2])
 	return out
 }
 
@@ -145,48 +114,41 @@ func LoadAvg() [3]float64 {
 type Span struct {
 	roots   map[string][]int
 	before  map[string]float64
-	machine Machine
+	machine float64
 }
 
 // Start begins a span over the named process trees.
 func Start(roots map[string][]int) *Span {
-	return &Span{roots: roots, before: Trees(roots), machine: ReadMachine()}
+	return &Span{roots: roots, before: Trees(roots), machine: MachineBusy()}
 }
 
 // Usage is CPU use over a span, in cores (1.0 = one core busy all along).
 type Usage struct {
-	Cores        map[string]float64 `json:"cores"`         // per named tree
-	MachineBusy  float64            `json:"machine_busy"`  // whole machine, cores
-	MachineCores float64            `json:"machine_cores"` // cores of the machine
-	Others       float64            `json:"others"`        // busy minus the named trees: other people's work
+	Cores       map[string]float64 `json:"cores"`        // per named tree
+	MachineBusy float64            `json:"machine_busy"` // whole machine, cores
+	Others      float64            `json:"others"`       // busy minus the named trees: other people's work
 }
 
 // Stop ends the span; seconds is its wall time. finished adds the CPU
 // seconds of processes that ran and ended within the span and are not in
 // any tree (exec.Cmd's ProcessState user + system time).
 func (s *Span) Stop(seconds float64, finished map[string]float64) Usage {
-	after := Trees(s.roots)
-	m := ReadMachine()
+	after, m := Trees(s.roots), MachineBusy()
 	u := Usage{Cores: map[string]float64{}}
 	if seconds <= 0 {
 		return u
 	}
-	var named float64
 	for name := range s.roots {
-		c := (after[name] - s.before[name]) / seconds
-		u.Cores[name] = c
-		named += c
+		u.Cores[name] = (after[name] - s.before[name]) / seconds
 	}
 	for name, secs := range finished {
-		c := secs / seconds
-		u.Cores[name] += c
+		u.Cores[name] += secs / seconds
+	}
+	named := 0.0
+	for _, c := range u.Cores {
 		named += c
 	}
-	wall := m.Total - s.machine.Total
-	if wall > 0 {
-		u.MachineCores = wall / seconds
-		u.MachineBusy = (m.Busy - s.machine.Busy) / seconds
-	}
+	u.MachineBusy = (m - s.machine) / seconds
 	u.Others = max(u.MachineBusy-named, 0)
 	return u
 }

@@ -9,11 +9,11 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/oncepay/oncepay/loadtest/bench/cpu"
 	"github.com/oncepay/oncepay/pkg/idem"
 	"github.com/redis/go-redis/v9"
 )
@@ -157,17 +157,12 @@ func RunClient(ctx context.Context, cfg ClientConfig, stdin io.Reader, stdout io
 		return fmt.Errorf("client: waiting for go: %w", err)
 	}
 	var lat []time.Duration
-	cpu0, err := procCPU("self")
-	if err != nil {
-		return err
-	}
+	self := map[string][]int{"client": {os.Getpid()}}
+	cpu0 := cpu.Trees(self)["client"]
 	t0 := time.Now()
 	ops, errs := run("run", cfg.Duration, &lat)
 	secs := time.Since(t0).Seconds()
-	cpu1, err := procCPU("self")
-	if err != nil {
-		return err
-	}
+	cpu1 := cpu.Trees(self)["client"]
 	slices.Sort(lat)
 	q := func(p float64) float64 {
 		if len(lat) == 0 {
@@ -178,24 +173,4 @@ func RunClient(ctx context.Context, cfg ClientConfig, stdin io.Reader, stdout io
 	return json.NewEncoder(stdout).Encode(ClientResult{
 		Ops: ops, Errors: errs, Seconds: secs, P50ms: q(0.5), P99ms: q(0.99), CPUs: cpu1 - cpu0,
 	})
-}
-
-// procCPU returns utime + stime of process pid ("self" for this one) from
-// /proc/<pid>/stat, in seconds (USER_HZ 100).
-func procCPU(pid string) (float64, error) {
-	b, err := os.ReadFile("/proc/" + pid + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%s/stat: short line", pid)
-	}
-	u, err1 := strconv.ParseFloat(f[11], 64)
-	st, err2 := strconv.ParseFloat(f[12], 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%s/stat: %q", pid, s)
-	}
-	return (u + st) / 100, nil
 }

@@ -20,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/oncepay/oncepay/loadtest/bench/cpu"
 )
 
 // Libraries, as named in results.
@@ -285,13 +287,6 @@ func median(v []float64) float64 {
 }
 
 func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
+	la := cpu.LoadAvg()
+	return fmt.Sprintf("%.2f %.2f %.2f", la[0], la[1], la[2])
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oncepay/oncepay/loadtest/bench/redisinfo"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -82,32 +83,17 @@ func (r *redisServer) snapshot(ctx context.Context) (redisSnap, error) {
 }
 
 func parseInfo(info string) (redisSnap, error) {
-	s := redisSnap{calls: map[string]int64{}}
+	s := redisSnap{calls: redisinfo.Calls(info)}
 	var haveCPU int
 	for line := range strings.Lines(info) {
-		line = strings.TrimSpace(line)
-		name, val, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		switch {
-		case name == "used_cpu_sys" || name == "used_cpu_user":
+		name, val, _ := strings.Cut(strings.TrimSpace(line), ":")
+		if name == "used_cpu_sys" || name == "used_cpu_user" {
 			f, err := strconv.ParseFloat(val, 64)
 			if err != nil {
 				return s, fmt.Errorf("redis info %s: %w", name, err)
 			}
 			s.cpu += f
 			haveCPU++
-		case strings.HasPrefix(name, "cmdstat_"):
-			for field := range strings.SplitSeq(val, ",") {
-				if n, ok := strings.CutPrefix(field, "calls="); ok {
-					c, err := strconv.ParseInt(n, 10, 64)
-					if err != nil {
-						return s, fmt.Errorf("redis info %s: %w", name, err)
-					}
-					s.calls[strings.TrimPrefix(name, "cmdstat_")] = c
-				}
-			}
 		}
 	}
 	if haveCPU != 2 {

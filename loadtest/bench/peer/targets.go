@@ -2,6 +2,7 @@ package peer
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,14 +25,6 @@ type Target struct {
 // total CPU/op ≤ 0.8× the peer's and ops/s ≥ 1.2×; replay ops/s ≥ 2× and
 // total CPU/op ≤ 0.6×.
 func targets(sum []Summary) []Target {
-	find := func(lib, op string) *Summary {
-		for i := range sum {
-			if sum[i].Lib == lib && sum[i].Op == op && sum[i].Concurrency == 64 {
-				return &sum[i]
-			}
-		}
-		return nil
-	}
 	var out []Target
 	for _, lib := range []string{LibIdem, LibIdemUnbatched, LibIdemAuto} {
 		for _, t := range []struct {
@@ -45,15 +38,39 @@ func targets(sum []Summary) []Target {
 			{"replay c=64 ops/s", OpReplay, func(a, p *Summary) float64 { return a.OpsPerSec / p.OpsPerSec }, "≥ 2", func(r float64) bool { return r >= 2 }},
 			{"replay c=64 CPU/op", OpReplay, func(a, p *Summary) float64 { return a.TotalCPUus / p.TotalCPUus }, "≤ 0.6", func(r float64) bool { return r <= 0.6 }},
 		} {
-			a, p := find(lib, t.op), find(LibPeer, t.op)
-			if a == nil || p == nil {
+			a, ok1 := Find(sum, lib, t.op, 64)
+			p, ok2 := Find(sum, LibPeer, t.op, 64)
+			if !ok1 || !ok2 {
 				continue
 			}
-			r := t.ratio(a, p)
+			r := t.ratio(&a, &p)
 			out = append(out, Target{Name: t.name, Lib: lib, Ratio: r, Want: t.want, Met: t.met(r)})
 		}
 	}
 	return out
+}
+
+// Find returns the summary of lib in op at concurrency c, if sum has it.
+func Find(sum []Summary, lib, op string, c int) (Summary, bool) {
+	for _, s := range sum {
+		if s.Lib == lib && s.Op == op && s.Concurrency == c {
+			return s, true
+		}
+	}
+	return Summary{}, false
+}
+
+// Load reads a results.json that a run wrote.
+func Load(path string) (*Results, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Results
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &r, nil
 }
 
 func numCPU() int { return runtime.NumCPU() }

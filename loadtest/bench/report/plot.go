@@ -1,8 +1,8 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
-	"image/color"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,36 +20,18 @@ import (
 // Plots writes perf-e2e.png and perf-sustained.png into dir, each when the
 // run has the data.
 func Plots(r *results.Results, dir string) error {
-	if r.E2E != nil && len(r.E2E.Saturation) > 0 {
+	if r.E2E == nil {
+		return nil
+	}
+	if len(r.E2E.Saturation) > 0 {
 		if err := e2ePlot(r, filepath.Join(dir, "perf-e2e.png")); err != nil {
 			return err
 		}
 	}
-	if r.E2E != nil && len(r.E2E.Sustained) > 0 {
-		if err := sustainedPlot(r.E2E.Sustained, r.E2E.SustainedOff, filepath.Join(dir, "perf-sustained.png")); err != nil {
-			return err
-		}
+	if len(r.E2E.Sustained) == 0 {
+		return nil
 	}
-	return nil
-}
-
-var palette = []color.Color{
-	color.RGBA{0x1f, 0x77, 0xb4, 0xff}, color.RGBA{0xff, 0x7f, 0x0e, 0xff}, color.RGBA{0x2c, 0xa0, 0x2c, 0xff},
-	color.RGBA{0xd6, 0x27, 0x28, 0xff}, color.RGBA{0x94, 0x67, 0xbd, 0xff}, color.RGBA{0x8c, 0x56, 0x4b, 0xff},
-	color.RGBA{0xe3, 0x77, 0xc2, 0xff}, color.RGBA{0x7f, 0x7f, 0x7f, 0xff}, color.RGBA{0xbc, 0xbd, 0x22, 0xff},
-}
-
-func addLine(p *plot.Plot, i int, name string, pts plotter.XYs) error {
-	l, s, err := plotter.NewLinePoints(pts)
-	if err != nil {
-		return err
-	}
-	l.Color, s.Color = palette[i%len(palette)], palette[i%len(palette)]
-	l.Width = vg.Points(1.5)
-	s.Shape = plotutil.Shape(i)
-	p.Add(l, s)
-	p.Legend.Add(name, l, s)
-	return nil
+	return sustainedPlot(r.E2E.Sustained, r.E2E.SustainedOff, filepath.Join(dir, "perf-sustained.png"))
 }
 
 func saveTiles(path string, w, h vg.Length, plots ...*plot.Plot) error {
@@ -60,15 +42,11 @@ func saveTiles(path string, w, h vg.Length, plots ...*plot.Plot) error {
 	for i, p := range plots {
 		p.Draw(canvases[0][i])
 	}
-	f, err := os.Create(path)
-	if err != nil {
+	var png bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&png); err != nil {
 		return err
 	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return os.WriteFile(path, png.Bytes(), 0o644)
 }
 
 // bar is one bar of a chart, with the label above it (its value when
@@ -118,13 +96,12 @@ func e2ePlot(r *results.Results, path string) error {
 // its own label.
 func barChart(title, unit, format string, bars []bar) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = title
-	p.Y.Label.Text = unit
+	p.Title.Text, p.Y.Label.Text = title, unit
 	var vals plotter.Values
 	var names, texts []string
-	for _, b := range bars {
-		vals = append(vals, b.v)
-		names = append(names, b.name)
+	var at plotter.XYs
+	for i, b := range bars {
+		vals, names, at = append(vals, b.v), append(names, b.name), append(at, plotter.XY{X: float64(i) - 0.15, Y: b.v})
 		if b.label == "" {
 			b.label = fmt.Sprintf(format, b.v)
 		}
@@ -134,17 +111,16 @@ func barChart(title, unit, format string, bars []bar) (*plot.Plot, error) {
 	if err != nil {
 		return nil, err
 	}
-	bc.Color = palette[0]
+	bc.Color = plotutil.Color(0)
 	bc.LineStyle.Width = 0
 	p.Add(bc)
-	labels, err := plotter.NewLabels(plotter.XYLabels{XYs: xysOf(vals), Labels: texts})
+	labels, err := plotter.NewLabels(plotter.XYLabels{XYs: at, Labels: texts})
 	if err != nil {
 		return nil, err
 	}
 	p.Add(labels)
 	p.NominalX(names...)
-	p.Y.Min = 0
-	p.Y.Max = max(slices.Max([]float64(vals))*1.12, 1e-3)
+	p.Y.Min, p.Y.Max = 0, max(slices.Max([]float64(vals))*1.12, 1e-3)
 	return p, nil
 }
 
@@ -165,14 +141,6 @@ func noneHeld(ss []results.Sustained) string {
 	return fmt.Sprintf("none held\n(%.0f-%.0f tried)", lo, hi)
 }
 
-func xysOf(v plotter.Values) plotter.XYs {
-	var out plotter.XYs
-	for i, y := range v {
-		out = append(out, plotter.XY{X: float64(i) - 0.15, Y: y})
-	}
-	return out
-}
-
 // sustainedPlot draws the payments pending during every sustained run,
 // one line per run, the two copies side by side on the same scale.
 func sustainedPlot(on, off []results.Sustained, path string) error {
@@ -186,21 +154,20 @@ func sustainedPlot(on, off []results.Sustained, path string) error {
 		p.Title.Text = "Sustained, " + c.title + ": payments pending (accepted, not yet charged)"
 		p.X.Label.Text, p.Y.Label.Text = "seconds into the run", "pending payments"
 		p.Legend.Top, p.Legend.Left = true, true
-		for i, s := range c.runs {
+		var lines []any
+		for _, s := range c.runs {
 			var pts plotter.XYs
 			for j, y := range s.Pending {
 				pts = append(pts, plotter.XY{X: float64(j + 1), Y: y})
 				top = max(top, y)
 			}
-			held := "held"
-			if !s.OK {
-				held = "did not hold"
-			}
 			if len(pts) > 0 {
-				if err := addLine(p, i, fmt.Sprintf("%.0f payments/s offered (%s)", s.Rate, held), pts); err != nil {
-					return err
-				}
+				held := map[bool]string{true: "held", false: "did not hold"}[s.OK]
+				lines = append(lines, fmt.Sprintf("%.0f payments/s offered (%s)", s.Rate, held), pts)
 			}
+		}
+		if err := plotutil.AddLinePoints(p, lines...); err != nil {
+			return err
 		}
 		tiles = append(tiles, p)
 	}

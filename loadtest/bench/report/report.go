@@ -3,14 +3,17 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/oncepay/oncepay/loadtest/bench/cpu"
+	"github.com/oncepay/oncepay/loadtest/bench/peer"
 	"github.com/oncepay/oncepay/loadtest/bench/results"
 )
 
@@ -35,16 +38,16 @@ func Write(r *results.Results, dir string, w io.Writer) error {
 func Markdown(w io.Writer, r *results.Results) {
 	fmt.Fprintf(w, "# oncepay benchmark run %s\n\n", r.Started.UTC().Format("2006-01-02 15:04 UTC"))
 	fmt.Fprintf(w, "Took %s; quick mode: %v; commit %s.\n\n", r.Elapsed.Round(1e9), r.Quick, r.Commit)
-	fmt.Fprintln(w, "## Targets")
-	fmt.Fprintln(w)
+	fmt.Fprint(w, "## Targets\n\n")
 	targets(w, r)
 	machine(w, r)
 	goBench(w, r)
 	e2e(w, r)
-	peer(w, r)
+	if r.Peer != nil {
+		fmt.Fprintf(w, "\n## Against a peer (make bench-peer)\n\n%s", peer.Table(r.Peer))
+	}
 	if len(r.Notes) > 0 {
-		fmt.Fprintln(w, "\n## Notes")
-		fmt.Fprintln(w)
+		fmt.Fprint(w, "\n## Notes\n\n")
 		for _, n := range r.Notes {
 			fmt.Fprintf(w, "- %s\n", n)
 		}
@@ -52,21 +55,15 @@ func Markdown(w io.Writer, r *results.Results) {
 }
 
 func targets(w io.Writer, r *results.Results) {
-	fmt.Fprintln(w, "| target | goal | measured | |")
-	fmt.Fprintln(w, "|---|---|---|---|")
+	fmt.Fprint(w, "| target | goal | measured | |\n|---|---|---|---|\n")
 	for _, t := range r.Targets() {
-		m := t.Measured
-		if m == "" {
-			m = "–"
-		}
-		fmt.Fprintf(w, "| %s | %s | %s | **%s** |\n", t.Name, t.Goal, m, t.Status())
+		fmt.Fprintf(w, "| %s | %s | %s | **%s** |\n", t.Name, t.Goal, cmp.Or(t.Measured, "–"), t.Status())
 	}
 }
 
 func machine(w io.Writer, r *results.Results) {
 	m := r.Machine
-	fmt.Fprintln(w, "\n## Machine")
-	fmt.Fprintln(w)
+	fmt.Fprint(w, "\n## Machine\n\n")
 	fmt.Fprintf(w, "- %d cores, %s, %.0f GiB, Linux %s, %s\n", m.Cores, m.CPU, m.MemoryGiB, m.Kernel, m.Go)
 	fmt.Fprintf(w, "- %s\n", strings.Join(m.Versions, "; "))
 	fmt.Fprintf(w, "- load average before the run (other people's work): %.2f / %.2f / %.2f (1 / 5 / 15 min)\n", m.LoadBefore[0], m.LoadBefore[1], m.LoadBefore[2])
@@ -81,18 +78,16 @@ func goBench(w io.Writer, r *results.Results) {
 		return
 	}
 	fmt.Fprintf(w, "\n## pkg/idem Go benchmarks (median of %d runs)\n\n", g.Runs)
-	fmt.Fprintln(w, "| benchmark | µs/op | ops/s | B/op | allocs/op | min–max µs/op |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---|")
+	fmt.Fprint(w, "| benchmark | µs/op | ops/s | B/op | allocs/op | min–max µs/op |\n|---|---:|---:|---:|---:|---|\n")
 	for _, name := range []string{"BeginComplete", "BeginReplay", "RawEvalSha", "Keep"} {
-		m, ok := g.Medians[name]
-		if !ok {
+		if len(g.Samples[name]) == 0 {
 			continue
 		}
-		var ns []float64
+		m, ns := g.Median(name), []float64{}
 		for _, p := range g.Samples[name] {
 			ns = append(ns, p.NsPerOp)
 		}
-		fmt.Fprintf(w, "| %s | %.1f | %.0f | %.0f | %.0f | %.1f–%.1f |\n", name, m.NsPerOp/1e3, m.OpsPerSec, m.BytesPerOp, m.AllocsPerOp,
+		fmt.Fprintf(w, "| %s | %.1f | %.0f | %.0f | %.0f | %.1f–%.1f |\n", name, m.NsPerOp/1e3, 1e9/m.NsPerOp, m.BytesPerOp, m.AllocsPerOp,
 			slices.Min(ns)/1e3, slices.Max(ns)/1e3)
 	}
 	if g.Benchstat != "" {
@@ -116,10 +111,7 @@ func e2e(w io.Writer, r *results.Results) {
 	}
 	const off = "boundary off"
 	rt := e.RoundTrips
-	fmt.Fprintln(w, "\n### Redis round trips (INFO commandstats after CONFIG RESETSTAT)")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| phase | requests | round trips | per request | per request, without handshakes | by command | inside the scripts (not round trips) |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---|---|")
+	fmt.Fprint(w, "\n### Redis round trips (INFO commandstats after CONFIG RESETSTAT)\n\n| phase | requests | round trips | per request | per request, without handshakes | by command | inside the scripts (not round trips) |\n|---|---:|---:|---:|---:|---|---|\n")
 	for _, c := range []struct {
 		name string
 		c    results.Commands
@@ -129,26 +121,22 @@ func e2e(w io.Writer, r *results.Results) {
 	}
 
 	if len(e.Saturation) > 0 {
-		fmt.Fprintln(w, "\n### Saturation, side by side (k6 closed model)")
-		fmt.Fprintln(w)
+		fmt.Fprint(w, "\n### Saturation, side by side (k6 closed model)\n\n")
 		phaseHeader(w)
 		for i, s := range e.Saturation {
-			phaseRow(w, fmt.Sprintf("%d", i+1), "boundary on, new payments", s.On)
-			phaseRow(w, fmt.Sprintf("%d", i+1), off+", new payments", s.Off)
-			phaseRow(w, fmt.Sprintf("%d", i+1), "boundary on, replays", s.Replay)
+			phaseRow(w, i+1, "boundary on, new payments", s.On)
+			phaseRow(w, i+1, off+", new payments", s.Off)
+			phaseRow(w, i+1, "boundary on, replays", s.Replay)
 		}
 	}
 	if len(e.Latency) > 0 {
 		fmt.Fprintf(w, "\n### Latency at %d requests/s, side by side (k6 open model)\n\n", r.Settings.LatencyRate)
 		phaseHeader(w)
 		for i, l := range e.Latency {
-			phaseRow(w, fmt.Sprintf("%d", i+1), "boundary on", l.On)
-			phaseRow(w, fmt.Sprintf("%d", i+1), off, l.Off)
+			phaseRow(w, i+1, "boundary on", l.On)
+			phaseRow(w, i+1, off, l.Off)
 		}
-		fmt.Fprintln(w, "\npkg/idem's own Begin+Complete on the same Redis, one call at a time, measured right after the two phases of each round:")
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| round | calls | p50 ms | p99 ms | api p50 overhead ms |")
-		fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
+		fmt.Fprint(w, "\npkg/idem's own Begin+Complete on the same Redis, one call at a time, measured right after the two phases of each round:\n\n| round | calls | p50 ms | p99 ms | api p50 overhead ms |\n|---|---:|---:|---:|---:|\n")
 		for i, l := range e.Latency {
 			fmt.Fprintf(w, "| %d | %d | %.3f | %.3f | %+.3f |\n", i+1, l.Floor.Ops, l.Floor.P50MS, l.Floor.P99MS, l.On.P50MS-l.Off.P50MS)
 		}
@@ -158,20 +146,6 @@ func e2e(w io.Writer, r *results.Results) {
 	sustainedTables(w, "Sustained end to end, "+off, e.SustainedOff, secs)
 }
 
-// peer writes the peer phase's rows that bench read, if any.
-func peer(w io.Writer, r *results.Results) {
-	p := r.Peer
-	if p == nil {
-		return
-	}
-	fmt.Fprintf(w, "\n## Against a peer (from %s)\n\n", p.Source)
-	fmt.Fprintln(w, "| library | mode | concurrency | ops/s | CPU µs/op (client + Redis) |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---:|")
-	for _, row := range p.Rows {
-		fmt.Fprintf(w, "| %s | %s | %d | %.0f | %.1f |\n", row.Library, row.Mode, row.Concurrency, row.OpsPerSec, row.CPUMicrosPerOp)
-	}
-}
-
 // sustainedTables writes the table of sustained runs ss of secs seconds and
 // their CPU, if any.
 func sustainedTables(w io.Writer, title string, ss []results.Sustained, secs float64) {
@@ -179,19 +153,14 @@ func sustainedTables(w io.Writer, title string, ss []results.Sustained, secs flo
 		return
 	}
 	fmt.Fprintf(w, "\n### %s\n\n", title)
-	fmt.Fprintln(w, "| offered /s | accepted /s | charged /s | p50 ms | p99 ms | pending start → max → end | backlog slope /s | drained in s | Postgres commits per payment | Redis bytes per payment | Redis AOF rewrites | autovacuumed | held | why not |")
-	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---|---|")
+	fmt.Fprint(w, "| offered /s | accepted /s | charged /s | p50 ms | p99 ms | pending start → max → end | backlog slope /s | drained in s | Postgres commits per payment | Redis bytes per payment | Redis AOF rewrites | autovacuumed | held | why not |\n|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---|---|\n")
 	for _, s := range ss {
-		held := "yes"
-		if !s.OK {
-			held = "**no**"
-		}
+		held := map[bool]string{true: "yes", false: "**no**"}[s.OK]
 		fmt.Fprintf(w, "| %.0f | %.1f | %.1f | %.1f | %.1f | %d → %d → %d | %.1f | %.1f | %.2f | %.0f | %d | %s | %s | %s |\n",
 			s.Rate, s.Phase.Accepted, s.Phase.Charged, s.Phase.P50MS, s.Phase.P99MS, s.PendingStart, int(slices.Max(append(s.Pending, 0))), s.PendingEnd,
 			s.BacklogSlope, s.Phase.DrainedIn, s.PGCommits, s.RedisBytesPerPayment, s.Phase.AOFRewrites, strings.Join(s.Autovacuumed, ", "), held, s.Why)
 	}
-	fmt.Fprintln(w)
-	fmt.Fprint(w, "CPU (cores) during these runs:\n\n")
+	fmt.Fprint(w, "\nCPU (cores) during these runs:\n\n")
 	cpuHeader(w, "| offered /s | CPU ms per charged payment | the same without the psp | machine busy | others | psp's database |",
 		"|---:|---:|---:|---:|---:|---:|")
 	for _, s := range ss {
@@ -210,19 +179,11 @@ func phaseHeader(w io.Writer) {
 // cpuHeader writes a table header: head and align (the leading columns and
 // their alignment row), then a column for each CPU group of e2eGroups.
 func cpuHeader(w io.Writer, head, align string) {
-	fmt.Fprint(w, head)
-	for _, g := range e2eGroups {
-		fmt.Fprintf(w, " %s |", g)
-	}
-	fmt.Fprint(w, "\n"+align)
-	for range e2eGroups {
-		fmt.Fprint(w, "---:|")
-	}
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "%s %s |\n%s%s\n", head, strings.Join(e2eGroups, " | "), align, strings.Repeat("---:|", len(e2eGroups)))
 }
 
-func phaseRow(w io.Writer, round, name string, p results.Phase) {
-	fmt.Fprintf(w, "| %s | %s | %.0f | %.0f | %.0f | %.2f | %.2f | %d | %.1f | %.2f |", round, name, p.Accepted, p.Replayed, p.Charged,
+func phaseRow(w io.Writer, round int, name string, p results.Phase) {
+	fmt.Fprintf(w, "| %d | %s | %.0f | %.0f | %.0f | %.2f | %.2f | %d | %.1f | %.2f |", round, name, p.Accepted, p.Replayed, p.Charged,
 		p.P50MS, p.P99MS, p.Failed, p.DrainedIn, p.CPU.MachineBusy)
 	cpuCells(w, p.CPU)
 	fmt.Fprintln(w)
@@ -235,13 +196,8 @@ func cpuCells(w io.Writer, u cpu.Usage) {
 }
 
 func byCommand(m map[string]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
 	var s []string
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		s = append(s, fmt.Sprintf("%s %d", k, m[k]))
 	}
 	if len(s) == 0 {

@@ -16,8 +16,7 @@ func TestWriteRendersTablesAndPlots(t *testing.T) {
 	r := &results.Results{
 		Machine:  results.Machine{Cores: 2},
 		Settings: results.Settings{LatencyRate: 100, SustainSeconds: 20},
-		Go: &results.GoBench{Runs: 6, Medians: map[string]results.GoMedian{"BeginComplete": {GoPoint: results.GoPoint{NsPerOp: 1e5}}},
-			Samples: map[string][]results.GoPoint{"BeginComplete": {{NsPerOp: 1e5}}}},
+		Go:       &results.GoBench{Runs: 6, Samples: map[string][]results.GoPoint{"BeginComplete": {{NsPerOp: 1e5}}}},
 		E2E: &results.E2E{OffHonoured: true, RewriteSeconds: 21,
 			Saturation: []results.SatRound{{On: results.Phase{Accepted: 300}, Off: results.Phase{Accepted: 330}, Replay: results.Phase{Replayed: 3000}}},
 			Latency: []results.LatRound{{On: results.Phase{P50MS: 1.1}, Off: results.Phase{P50MS: 0.9},

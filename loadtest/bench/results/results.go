@@ -5,42 +5,39 @@ package results
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"slices"
 	"time"
 
 	"github.com/oncepay/oncepay/loadtest/bench/cpu"
+	"github.com/oncepay/oncepay/loadtest/bench/peer"
 )
 
 // Results is one benchmark run.
 type Results struct {
 	Started  time.Time `json:"started"`
-	Finished time.Time `json:"finished"`
 	Quick    bool      `json:"quick"`
 	Machine  Machine   `json:"machine"`
 	Commit   string    `json:"commit"` // git HEAD, "+dirty" when the tree had uncommitted changes
 	Settings Settings  `json:"settings"`
 	Go       *GoBench  `json:"go,omitempty"`
 	E2E      *E2E      `json:"e2e,omitempty"`
-	// Peer is the peer phase's results (loadtest/bench/peer), read from its
-	// results JSON when that phase ran; nil when it did not.
-	Peer    *Peer         `json:"peer,omitempty"`
+	// Peer is the peer phase's results (loadtest/bench/peer) without its
+	// cells, read from its results JSON when that phase ran.
+	Peer    *peer.Results `json:"peer,omitempty"`
 	Notes   []string      `json:"notes,omitempty"`
 	Elapsed time.Duration `json:"elapsed_ns"`
 }
 
 // Machine describes where the run happened.
 type Machine struct {
-	CPU       string   `json:"cpu"`
-	Cores     int      `json:"cores"`
-	MemoryGiB float64  `json:"memory_gib"`
-	Kernel    string   `json:"kernel"`
-	Go        string   `json:"go"`
-	Versions  []string `json:"versions"` // redis, postgres, rabbitmq, k6, pgbench
-	// LoadBefore is the load average before the run started anything: other
-	// people's work on the shared machine.
-	LoadBefore [3]float64 `json:"load_before"`
+	CPU        string     `json:"cpu"`
+	Cores      int        `json:"cores"`
+	MemoryGiB  float64    `json:"memory_gib"`
+	Kernel     string     `json:"kernel"`
+	Go         string     `json:"go"`
+	Versions   []string   `json:"versions"`    // redis-server and k6
+	LoadBefore [3]float64 `json:"load_before"` // before the run started anything: other people's work
 }
 
 // Settings are the knobs the run used.
@@ -56,11 +53,10 @@ type Settings struct {
 	PSPLatency        string `json:"psp_latency"`
 }
 
-// GoBench holds the pkg/idem microbenchmarks: every run and the medians.
+// GoBench holds the pkg/idem microbenchmarks: every run of each.
 type GoBench struct {
 	Runs      int                  `json:"runs"`
-	Medians   map[string]GoMedian  `json:"medians"`   // by benchmark name without -N suffix
-	Samples   map[string][]GoPoint `json:"samples"`   // every run
+	Samples   map[string][]GoPoint `json:"samples"`   // by benchmark name without -N suffix
 	Benchstat string               `json:"benchstat"` // benchstat's own table
 }
 
@@ -71,90 +67,27 @@ type GoPoint struct {
 	AllocsPerOp float64 `json:"allocs_per_op"`
 }
 
-// GoMedian is the median of every field over the runs.
-type GoMedian struct {
-	GoPoint
-	OpsPerSec float64 `json:"ops_per_sec"`
-}
-
-// Peer is what bench reads from the peer phase's results JSON: pkg/idem
-// and the peer library on one Redis, medians per library, mode and
-// concurrency.
-type Peer struct {
-	Source string    `json:"source"` // the file it was read from
-	Rows   []PeerRow `json:"rows"`
-}
-
-// PeerRow is one library in one mode at one concurrency.
-type PeerRow struct {
-	Library     string  `json:"library"` // "pkg/idem" or "peer"
-	Mode        string  `json:"mode"`    // "fresh" or "replay"
-	Concurrency int     `json:"concurrency"`
-	OpsPerSec   float64 `json:"ops_per_sec"`
-	// CPUMicrosPerOp is the client's and Redis's CPU per operation.
-	CPUMicrosPerOp float64 `json:"cpu_us_per_op"`
-}
-
-// Row returns the row of library in mode at concurrency, if any.
-func (p *Peer) Row(library, mode string, concurrency int) (PeerRow, bool) {
-	for _, r := range p.Rows {
-		if r.Library == library && r.Mode == mode && r.Concurrency == concurrency {
-			return r, true
-		}
+// Median is the median of each field over the runs of benchmark name.
+func (g *GoBench) Median(name string) GoPoint {
+	var ns, by, al []float64
+	for _, p := range g.Samples[name] {
+		ns, by, al = append(ns, p.NsPerOp), append(by, p.BytesPerOp), append(al, p.AllocsPerOp)
 	}
-	return PeerRow{}, false
-}
-
-// LoadPeer reads the peer phase's results.json (loadtest/bench/peer's
-// Results: its "summary", the medians per library, operation and
-// concurrency) as rows: library "idem" becomes "pkg/idem", "powertools"
-// becomes "peer"; other libraries (pkg/idem unbatched) are left out.
-func LoadPeer(path string) (*Peer, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var in struct {
-		Summary []struct {
-			Lib         string  `json:"lib"`
-			Op          string  `json:"op"`
-			Concurrency int     `json:"concurrency"`
-			OpsPerSec   float64 `json:"ops_per_s"`
-			TotalCPUus  float64 `json:"total_cpu_us_per_op"`
-		} `json:"summary"`
-	}
-	if err := json.Unmarshal(b, &in); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	libs := map[string]string{"idem": "pkg/idem", "powertools": "peer"}
-	p := &Peer{Source: path}
-	for _, s := range in.Summary {
-		if lib, ok := libs[s.Lib]; ok {
-			p.Rows = append(p.Rows, PeerRow{Library: lib, Mode: s.Op, Concurrency: s.Concurrency, OpsPerSec: s.OpsPerSec, CPUMicrosPerOp: s.TotalCPUus})
-		}
-	}
-	if len(p.Rows) == 0 {
-		return nil, fmt.Errorf("%s: no pkg/idem or peer rows in its summary", path)
-	}
-	return p, nil
+	return GoPoint{NsPerOp: Median(ns), BytesPerOp: Median(by), AllocsPerOp: Median(al)}
 }
 
 // E2E is the end-to-end benchmark on the bench runtime.
 type E2E struct {
-	RoundTrips RoundTrips  `json:"round_trips"`
-	Saturation []SatRound  `json:"saturation"` // one per repeat
-	Latency    []LatRound  `json:"latency"`    // one per repeat
-	Sustained  []Sustained `json:"sustained"`  // the boundary's copy: every rate tried, in order
-	// SustainedOff are the same search's runs of the copy without the
-	// boundary, interleaved with Sustained.
-	SustainedOff []Sustained `json:"sustained_off,omitempty"`
-	OffHonoured  bool        `json:"off_honoured"` // the off variant made no Redis call
-	// VacuumSeconds is the time spent in VACUUM (ANALYZE) of the e2e tables
-	// before the measured phases.
-	VacuumSeconds float64 `json:"vacuum_s"`
-	// RewriteSeconds is the time spent rewriting Redis's AOF (BGREWRITEAOF,
-	// waited for) before the measured phases.
-	RewriteSeconds float64 `json:"aof_rewrite_s,omitempty"`
+	RoundTrips RoundTrips `json:"round_trips"`
+	Saturation []SatRound `json:"saturation"` // one per repeat
+	Latency    []LatRound `json:"latency"`    // one per repeat
+	// Sustained and SustainedOff are the runs of the copies with and
+	// without the boundary, every rate tried, in order.
+	Sustained      []Sustained `json:"sustained"`
+	SustainedOff   []Sustained `json:"sustained_off,omitempty"`
+	OffHonoured    bool        `json:"off_honoured"`            // the off copy made no Redis call
+	VacuumSeconds  float64     `json:"vacuum_s"`                // VACUUM (ANALYZE) before the phases
+	RewriteSeconds float64     `json:"aof_rewrite_s,omitempty"` // BGREWRITEAOF, waited for, before the phases
 }
 
 // RoundTrips are Redis commands per request, from INFO commandstats.
@@ -176,12 +109,7 @@ type Commands struct {
 }
 
 // PerRequest is round trips per request, Total/Requests.
-func (c Commands) PerRequest() float64 {
-	if c.Requests == 0 {
-		return 0
-	}
-	return float64(c.Total) / float64(c.Requests)
-}
+func (c Commands) PerRequest() float64 { return float64(c.Total) / float64(max(c.Requests, 1)) }
 
 // SetupCommands are sent once per new connection (go-redis's handshake) or
 // by a readiness probe, not per request.
@@ -199,27 +127,22 @@ func (c Commands) Setup() int {
 // PerRequestWork is round trips per request without connection handshakes
 // and probes: what each request itself costs.
 func (c Commands) PerRequestWork() float64 {
-	if c.Requests == 0 {
-		return 0
-	}
-	return float64(c.Total-c.Setup()) / float64(c.Requests)
+	return float64(c.Total-c.Setup()) / float64(max(c.Requests, 1))
 }
 
 // Phase is one k6 phase against one copy's api.
 type Phase struct {
-	Name      string    `json:"name"`
-	Accepted  float64   `json:"accepted_per_s"` // new payments answered 202
-	Replayed  float64   `json:"replayed_per_s"`
-	Failed    int       `json:"failed"`
-	Dropped   int       `json:"dropped"`
-	Charged   float64   `json:"charged_per_s"` // payments the workers settled per second during the phase
-	P50MS     float64   `json:"p50_ms"`
-	P99MS     float64   `json:"p99_ms"`
-	CPU       cpu.Usage `json:"cpu"`
-	DrainedIn float64   `json:"drained_in_s"` // time after the phase until no payment was pending
-	// AOFRewrites is how many Redis AOF rewrites overlapped the phase: each
-	// forks Redis and serialises the whole dataset, seconds of a core here.
-	AOFRewrites int `json:"aof_rewrites,omitempty"`
+	Name        string    `json:"name"`
+	Accepted    float64   `json:"accepted_per_s"` // new payments answered 202
+	Replayed    float64   `json:"replayed_per_s"`
+	Failed      int       `json:"failed"`
+	Dropped     int       `json:"dropped"`
+	Charged     float64   `json:"charged_per_s"` // payments the workers settled per second during the phase
+	P50MS       float64   `json:"p50_ms"`
+	P99MS       float64   `json:"p99_ms"`
+	CPU         cpu.Usage `json:"cpu"`
+	DrainedIn   float64   `json:"drained_in_s"`           // time after the phase until no payment was pending
+	AOFRewrites int       `json:"aof_rewrites,omitempty"` // Redis AOF rewrites that overlapped the phase
 }
 
 // SatRound is one side-by-side round at saturation.
@@ -238,8 +161,7 @@ type LatRound struct {
 }
 
 // Floor is pkg/idem's own Begin+Complete on fresh keys, one call at a time,
-// on the Redis the services use: the two round trips the api's boundary
-// cannot do without.
+// on the services' Redis: the two round trips the boundary cannot avoid.
 type Floor struct {
 	Ops   int     `json:"ops"`
 	P50MS float64 `json:"p50_ms"`
@@ -256,29 +178,21 @@ type Sustained struct {
 	Pending      []float64 `json:"pending"`             // payments pending, every second
 	Accepted     int       `json:"accepted"`
 	Charged      int       `json:"charged"` // settled during the run
-	// PGCommits is Postgres transactions committed per payment accepted
-	// during the run, over the api's, the workers' and the psp's databases
-	// (pg_stat_database.xact_commit, counted after the run's payments drained).
-	PGCommits float64 `json:"pg_commits_per_payment"`
-	// PSPDB is the CPU, in cores, of the Postgres backends serving the psp's
-	// database (counted in Phase.CPU's postgres group too).
-	PSPDB float64 `json:"psp_db_cores"`
-	// Autovacuumed lists the tables ("database.table") that autovacuum
-	// finished during the run.
-	Autovacuumed []string `json:"autovacuumed,omitempty"`
-	// RedisBytesPerPayment is Redis's used_memory after the run less before,
-	// per payment accepted: the boundary record each payment leaves (kept
-	// for the record TTL).
+	// PGCommits is transactions committed (pg_stat_database.xact_commit,
+	// every e2e database) per payment accepted, after the payments drained.
+	PGCommits    float64  `json:"pg_commits_per_payment"`
+	PSPDB        float64  `json:"psp_db_cores"`           // CPU of the psp database's backends (in the postgres group too)
+	Autovacuumed []string `json:"autovacuumed,omitempty"` // "database.table" autovacuum finished during the run
+	// RedisBytesPerPayment is the growth of Redis's used_memory per payment
+	// accepted: the boundary record each payment leaves.
 	RedisBytesPerPayment float64 `json:"redis_bytes_per_payment,omitempty"`
 	OK                   bool    `json:"ok"`
 	Why                  string  `json:"why,omitempty"`
 }
 
-// CPUPerCharged is the CPU, in milliseconds, that the pipeline (every
-// oncepay process, its servers and k6; other people's work left out) used
-// per payment charged during the run of secs seconds; withoutPSP leaves out
-// the psp simulator's process and its database's Postgres backends.
-// 0 when nothing was charged.
+// CPUPerCharged is the pipeline's CPU (machine busy less Others) in ms per
+// payment charged in the run of secs seconds, without the psp and its
+// database's backends if withoutPSP; 0 when nothing was charged.
 func (s Sustained) CPUPerCharged(secs float64, withoutPSP bool) float64 {
 	if s.Charged == 0 {
 		return 0
@@ -302,14 +216,11 @@ func (r *Results) Save(path string) error {
 // Load reads a results.json.
 func Load(path string) (*Results, error) {
 	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
 	var r Results
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, err
+	if err == nil {
+		err = json.Unmarshal(b, &r)
 	}
-	return &r, nil
+	return &r, err
 }
 
 // Median returns the median of xs (the mean of the middle two for an even
@@ -318,11 +229,6 @@ func Median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
+	s, n := slices.Sorted(slices.Values(xs)), len(xs)
+	return (s[(n-1)/2] + s[n/2]) / 2
 }

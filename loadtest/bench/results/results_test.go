@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/oncepay/oncepay/loadtest/bench/cpu"
+	"github.com/oncepay/oncepay/loadtest/bench/peer"
 	"github.com/oncepay/oncepay/loadtest/bench/results"
 )
 
@@ -24,7 +25,7 @@ func TestMedian(t *testing.T) {
 
 // sample is a run with every target's data: the peer file, when given, is
 // written to dir and read as the peer phase would leave it.
-func sample(t *testing.T, peer string) *results.Results {
+func sample(t *testing.T, peerJSON string) *results.Results {
 	t.Helper()
 	phase := func(accepted, replayed, p50 float64) results.Phase {
 		return results.Phase{Accepted: accepted, Replayed: replayed, P50MS: p50}
@@ -34,9 +35,9 @@ func sample(t *testing.T, peer string) *results.Results {
 	usage := cpu.Usage{MachineBusy: 0.5, Others: 0.05, Cores: map[string]float64{"psp": 0.05}}
 	r := &results.Results{
 		Settings: results.Settings{LatencyRate: 100, SustainSeconds: 10},
-		Go: &results.GoBench{Medians: map[string]results.GoMedian{
-			"BeginComplete": {GoPoint: results.GoPoint{NsPerOp: 120000}},
-			"RawEvalSha":    {GoPoint: results.GoPoint{NsPerOp: 100000}},
+		Go: &results.GoBench{Samples: map[string][]results.GoPoint{
+			"BeginComplete": {{NsPerOp: 110000}, {NsPerOp: 130000}},
+			"RawEvalSha":    {{NsPerOp: 100000}},
 		}},
 		E2E: &results.E2E{
 			OffHonoured: true,
@@ -58,12 +59,12 @@ func sample(t *testing.T, peer string) *results.Results {
 			SustainedOff: []results.Sustained{{Rate: 500, OK: true}, {Rate: 560}},
 		},
 	}
-	if peer != "" {
+	if peerJSON != "" {
 		path := filepath.Join(t.TempDir(), "peer.json")
-		if err := os.WriteFile(path, []byte(peer), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(peerJSON), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		p, err := results.LoadPeer(path)
+		p, err := peer.Load(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,8 +126,8 @@ func TestTargetsNotRun(t *testing.T) {
 			}
 		}
 	}
-	if _, err := results.LoadPeer(filepath.Join(t.TempDir(), "none.json")); !os.IsNotExist(err) {
-		t.Errorf("LoadPeer of a missing file: %v, want a not-exist error", err)
+	if _, err := peer.Load(filepath.Join(t.TempDir(), "none.json")); !os.IsNotExist(err) {
+		t.Errorf("peer.Load of a missing file: %v, want a not-exist error", err)
 	}
 }
 

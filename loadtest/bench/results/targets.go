@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/oncepay/oncepay/loadtest/bench/peer"
 )
 
 // Target is one of the performance targets, evaluated on one run.
@@ -19,13 +21,10 @@ type Target struct {
 
 // Status is "met", "not met" or "not run".
 func (t Target) Status() string {
-	switch {
-	case !t.Known:
+	if !t.Known {
 		return "not run"
-	case t.Met:
-		return "met"
 	}
-	return "not met"
+	return map[bool]string{true: "met", false: "not met"}[t.Met]
 }
 
 // set records a measured value and whether it meets the goal.
@@ -62,8 +61,8 @@ func (r *Results) Targets() []Target {
 	fresh := Target{Name: "2. ahead of the peer, fresh at 64: CPU per op / ops/s", Goal: "<= 0.8x / >= 1.2x"}
 	replay := Target{Name: "3. ahead of the peer, replay at 64: ops/s / CPU per op", Goal: ">= 2x / <= 0.6x"}
 	if r.Peer != nil {
-		peerRatios(r.Peer, "fresh", &fresh, func(cpu, ops float64) bool { return cpu <= 0.8 && ops >= 1.2 })
-		peerRatios(r.Peer, "replay", &replay, func(cpu, ops float64) bool { return ops >= 2 && cpu <= 0.6 })
+		peerRatios(r.Peer.Summary, peer.OpFresh, &fresh, func(cpu, ops float64) bool { return cpu <= 0.8 && ops >= 1.2 })
+		peerRatios(r.Peer.Summary, peer.OpReplay, &replay, func(cpu, ops float64) bool { return ops >= 2 && cpu <= 0.6 })
 	}
 
 	sus := Target{Name: "4a. end to end: sustained rate with vs without the boundary", Goal: ">= 0.9x"}
@@ -112,7 +111,7 @@ func (r *Results) Targets() []Target {
 
 	gb := Target{Name: "pkg/idem Begin+Complete vs two raw EVALSHA", Goal: ">= 0.8x"}
 	if g := r.Go; g != nil {
-		bc, raw := g.Medians["BeginComplete"], g.Medians["RawEvalSha"]
+		bc, raw := g.Median("BeginComplete"), g.Median("RawEvalSha")
 		if bc.NsPerOp > 0 && raw.NsPerOp > 0 {
 			v := raw.NsPerOp / bc.NsPerOp
 			gb.set(v, v >= 0.8, "%.2fx (%.1f vs %.1f us/op)", v, bc.NsPerOp/1e3, raw.NsPerOp/1e3)
@@ -121,18 +120,18 @@ func (r *Results) Targets() []Target {
 	return []Target{floor, fresh, replay, sus, cpu, rep, rt, gb}
 }
 
-// peerRatios sets t from pkg/idem against the peer in mode at concurrency
+// peerRatios sets t from pkg/idem against the peer in op at concurrency
 // 64: CPU per operation and ops/s, each as pkg/idem over the peer.
-func peerRatios(p *Peer, mode string, t *Target, met func(cpu, ops float64) bool) {
-	mine, ok1 := p.Row("pkg/idem", mode, 64)
-	peer, ok2 := p.Row("peer", mode, 64)
-	if !ok1 || !ok2 || peer.OpsPerSec <= 0 || peer.CPUMicrosPerOp <= 0 {
-		t.Measured = "the peer results lack " + mode + " at concurrency 64"
+func peerRatios(sum []peer.Summary, op string, t *Target, met func(cpu, ops float64) bool) {
+	mine, ok1 := peer.Find(sum, peer.LibIdem, op, 64)
+	them, ok2 := peer.Find(sum, peer.LibPeer, op, 64)
+	if !ok1 || !ok2 || them.OpsPerSec <= 0 || them.TotalCPUus <= 0 {
+		t.Measured = "the peer results lack " + op + " at concurrency 64"
 		return
 	}
-	cpu, ops := mine.CPUMicrosPerOp/peer.CPUMicrosPerOp, mine.OpsPerSec/peer.OpsPerSec
+	cpu, ops := mine.TotalCPUus/them.TotalCPUus, mine.OpsPerSec/them.OpsPerSec
 	t.set(ops, met(cpu, ops), "CPU %.2fx (%.1f vs %.1f us/op), ops/s %.2fx (%.0f vs %.0f)",
-		cpu, mine.CPUMicrosPerOp, peer.CPUMicrosPerOp, ops, mine.OpsPerSec, peer.OpsPerSec)
+		cpu, mine.TotalCPUus, them.TotalCPUus, ops, mine.OpsPerSec, them.OpsPerSec)
 }
 
 // costRun is the run whose CPU per charged payment target 4b reports: the
@@ -160,10 +159,7 @@ func BestHeld(ss []Sustained) Sustained {
 func HeldFailed(ss []Sustained) string {
 	parts := make([]string, len(ss))
 	for i, s := range ss {
-		parts[i] = fmt.Sprintf("%.0f failed", s.Rate)
-		if s.OK {
-			parts[i] = fmt.Sprintf("%.0f held", s.Rate)
-		}
+		parts[i] = fmt.Sprintf("%.0f %s", s.Rate, map[bool]string{true: "held", false: "failed"}[s.OK])
 	}
 	return strings.Join(parts, ", ")
 }

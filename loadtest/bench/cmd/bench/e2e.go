@@ -2,12 +2,20 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/oncepay/oncepay/internal/proc"
 	"github.com/oncepay/oncepay/loadtest/bench/cpu"
 	"github.com/oncepay/oncepay/loadtest/bench/results"
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -22,31 +30,26 @@ func (b *bench) e2e(ctx context.Context) error {
 	e := &results.E2E{}
 	b.res.E2E = e
 	on, off := newVariants(b.cfg.PortBase)
-	both := []*variant{on, off}
-	if err := b.purgeQueues(on, off); err != nil {
+	b.copies = []*variant{on, off}
+	if err := b.purgeQueues(); err != nil {
 		return err
 	}
 	if _, err := b.startPSP(ctx); err != nil {
 		return err
 	}
-	for _, v := range both {
+	for _, v := range b.copies {
+		// The workers declare the queues and bindings the api publishes to,
+		// then stop until the api's round trips are counted. The warm-up
+		// fills connection pools and prepares statements.
 		if err := b.startAPIs(ctx, v); err != nil {
 			return err
 		}
-		// The workers declare the queues and bindings; without them the api's
-		// first messages would be unroutable. They stop again until the api's
-		// round trips are counted, so that only the api talks to Redis then.
 		if err := b.startWorkers(ctx, v); err != nil {
 			return err
 		}
 		b.stopWorkers(v)
-	}
-	for _, v := range both {
-		// Connection pools (Redis, Postgres) filled for 16 concurrent clients,
-		// prepared statements, first publishes.
 		if _, err := b.k6(ctx, "warmup-"+v.Name, 2*time.Minute, map[string]string{
-			"TARGETS": v.targets(), "LOAD": "count", "VUS": "16", "ITERATIONS": "600", "RUN": "warm-" + v.Name,
-		}); err != nil {
+			"TARGETS": v.targets(), "LOAD": "count", "VUS": "16", "ITERATIONS": "600", "RUN": "warm-" + v.Name}, nil); err != nil {
 			return err
 		}
 	}
@@ -54,215 +57,103 @@ func (b *bench) e2e(ctx context.Context) error {
 		return err
 	}
 
-	sat := map[string]string{"MODE": "fresh", "LOAD": "vus", "VUS": strconv.Itoa(b.cfg.SatVUs)}
-	lat := map[string]string{"MODE": "fresh", "LOAD": "rate", "RATE": strconv.Itoa(b.cfg.LatencyRate)}
+	vus := strconv.Itoa(b.cfg.SaturationVUs)
 	for rep := range b.cfg.Repeats {
 		b.phase(fmt.Sprintf("e2e: saturation round %d", rep+1))
-		var round results.SatRound
-		if err := b.pair(ctx, fmt.Sprintf("sat%d", rep), rep, on, off, sat, &round.On, &round.Off); err != nil {
+		var r results.SatRound
+		var err error
+		if r.On, r.Off, err = b.pair(ctx, fmt.Sprintf("sat%d", rep), rep, map[string]string{"MODE": "fresh", "LOAD": "vus", "VUS": vus}); err != nil {
 			return err
 		}
-		p, err := b.apiPhase(ctx, fmt.Sprintf("sat%d-replay", rep), on, both, map[string]string{
-			"MODE": "replay", "LOAD": "vus", "VUS": strconv.Itoa(b.cfg.SatVUs), "KEYS_FROM": round.On.Name, "KEYS": "1000"})
-		if err != nil {
+		if r.Replay, err = b.apiPhase(ctx, fmt.Sprintf("sat%d-replay", rep), on, map[string]string{
+			"MODE": "replay", "LOAD": "vus", "VUS": vus, "KEYS_FROM": r.On.Name, "KEYS": "1000"}); err != nil {
 			return err
 		}
-		round.Replay = p
-		e.Saturation = append(e.Saturation, round)
-		b.logf("  round %d: on %.0f/s (p50 %.1f ms), off %.0f/s (p50 %.1f ms), replay %.0f/s (p50 %.1f ms); charged on %.0f/s, off %.0f/s",
-			rep+1, round.On.Accepted, round.On.P50MS, round.Off.Accepted, round.Off.P50MS, round.Replay.Replayed, round.Replay.P50MS,
-			round.On.Charged, round.Off.Charged)
+		e.Saturation = append(e.Saturation, r)
+		b.logf("  on %.0f/s, off %.0f/s, replay %.0f/s", r.On.Accepted, r.Off.Accepted, r.Replay.Replayed)
 	}
 	for rep := range b.cfg.Repeats {
 		b.phase(fmt.Sprintf("e2e: latency round %d at %d/s", rep+1, b.cfg.LatencyRate))
-		var round results.LatRound
-		if err := b.pair(ctx, fmt.Sprintf("lat%d", rep), rep, on, off, lat, &round.On, &round.Off); err != nil {
+		var r results.LatRound
+		var err error
+		if r.On, r.Off, err = b.pair(ctx, fmt.Sprintf("lat%d", rep), rep, map[string]string{
+			"MODE": "fresh", "LOAD": "rate", "RATE": strconv.Itoa(b.cfg.LatencyRate)}); err != nil {
 			return err
 		}
-		f, err := b.floor(ctx, fmt.Sprintf("lat%d", rep))
-		if err != nil {
+		if r.Floor, err = b.floor(ctx, fmt.Sprintf("lat%d", rep)); err != nil {
 			return err
 		}
-		round.Floor = f
-		e.Latency = append(e.Latency, round)
-		b.logf("  round %d: p50 on %.2f ms, off %.2f ms; p99 on %.2f ms, off %.2f ms; pkg/idem floor p50 %.2f ms, p99 %.2f ms",
-			rep+1, round.On.P50MS, round.Off.P50MS, round.On.P99MS, round.Off.P99MS, f.P50MS, f.P99MS)
+		e.Latency = append(e.Latency, r)
+		b.logf("  p50 on %.2f ms, off %.2f ms, floor %.2f ms", r.On.P50MS, r.Off.P50MS, r.Floor.P50MS)
 	}
 
-	err := b.sustainSearch(ctx, e, on, off)
+	err := b.sustainSearch(ctx, e)
 	e.VacuumSeconds, e.RewriteSeconds = b.vacuumed.Seconds(), b.rewritten.Seconds()
 	b.logf("  vacuum between phases took %s in all, AOF rewrites %s", b.vacuumed.Round(time.Second), b.rewritten.Round(time.Second))
 	return err
 }
 
 // pair runs one apiPhase with env for each copy, the boundary's first in
-// even rounds and last in odd ones, into *onP and *offP; each phase is
-// named <run>-<copy>.
-func (b *bench) pair(ctx context.Context, run string, rep int, on, off *variant, env map[string]string, onP, offP *results.Phase) error {
-	order := []*variant{on, off}
-	if rep%2 == 1 {
-		order = []*variant{off, on}
-	}
-	for _, v := range order {
-		p, err := b.apiPhase(ctx, run+"-"+v.Name, v, []*variant{on, off}, maps.Clone(env))
-		if err != nil {
-			return err
-		}
-		if v == on {
-			*onP = p
-		} else {
-			*offP = p
+// even rounds and last in odd ones; each phase is named <run>-<copy>.
+func (b *bench) pair(ctx context.Context, run string, rep int, env map[string]string) (on, off results.Phase, err error) {
+	var ps [2]results.Phase
+	for i := range b.copies {
+		c := (i + rep) % 2
+		if ps[c], err = b.apiPhase(ctx, run+"-"+b.copies[c].Name, b.copies[c], maps.Clone(env)); err != nil {
+			break
 		}
 	}
-	return nil
+	return ps[0], ps[1], err
 }
 
-// purgeQueues empties the variants' charge queues, if they exist from an
+// purgeQueues empties the copies' charge queues, if they exist from an
 // earlier run, so that no old backlog competes with this one.
-func (b *bench) purgeQueues(vs ...*variant) error {
+func (b *bench) purgeQueues() error {
 	conn, err := amqp.Dial(b.cfg.AMQPURL)
 	if err != nil {
 		return fmt.Errorf("rabbitmq: %w", err)
 	}
 	defer conn.Close()
-	for _, v := range vs {
+	for _, v := range b.copies {
 		ch, err := conn.Channel()
 		if err != nil {
 			return err
 		}
-		if _, err := ch.QueuePurge(v.Queue, false); err != nil { // a missing queue closes the channel; fine
-			continue
+		if _, err := ch.QueuePurge(v.Queue, false); err == nil { // a missing queue closes the channel; fine
+			ch.Close()
 		}
-		ch.Close()
 	}
 	return nil
 }
 
-// roundTrips counts Redis commands per request, each phase after CONFIG
-// RESETSTAT, while no worker runs (so that only the api talks to Redis);
-// then starts the workers and counts the commands per charged payment.
-func (b *bench) roundTrips(ctx context.Context, e *results.E2E, on, off *variant) error {
-	b.phase("e2e: redis round trips")
-	n := 2000
-	if b.cfg.Quick {
-		n = 500
-	}
-	count := func(name string, v *variant, env map[string]string, replay bool) (results.Commands, error) {
-		if err := b.resetStats(ctx); err != nil {
-			return results.Commands{}, err
-		}
-		env["TARGETS"], env["LOAD"], env["VUS"], env["ITERATIONS"], env["RUN"] = v.targets(), "count", "8", strconv.Itoa(n), name
-		s, err := b.k6(ctx, name, 3*time.Minute, env)
-		if err != nil {
-			return results.Commands{}, err
-		}
-		if s.Failed > 0 {
-			b.note("%s: %d requests failed %v", name, s.Failed, s.FailedBy)
-		}
-		reqs := s.Accepted
-		if replay {
-			reqs = s.Replayed
-		}
-		return b.commands(ctx, reqs)
-	}
-	var err error
-	if e.RoundTrips.Fresh, err = count("rt-fresh", on, map[string]string{"MODE": "fresh"}, false); err != nil {
-		return err
-	}
-	if e.RoundTrips.Replay, err = count("rt-replay", on, map[string]string{"MODE": "replay", "KEYS_FROM": "rt-fresh", "KEYS": strconv.Itoa(n)}, true); err != nil {
-		return err
-	}
-	if e.RoundTrips.Off, err = count("rt-off", off, map[string]string{"MODE": "fresh"}, false); err != nil {
-		return err
-	}
-	e.OffHonoured = e.RoundTrips.Off.Requests > 0 && e.RoundTrips.Off.Total == 0
-	if !e.OffHonoured {
-		b.note("the api with IDEM_STRATEGY=off made %d Redis calls for %d requests: the strategy is not honoured (has IDEM_STRATEGY landed?); on/off ratios are not measured",
-			e.RoundTrips.Off.Total, e.RoundTrips.Off.Requests)
-	}
-	b.logf("  per new request %.3f (%v), per replay %.3f (%v), off %.3f",
-		e.RoundTrips.Fresh.PerRequest(), e.RoundTrips.Fresh.ByCommand,
-		e.RoundTrips.Replay.PerRequest(), e.RoundTrips.Replay.ByCommand, e.RoundTrips.Off.PerRequest())
-
-	// Both copies' workers charge the backlog on a reset counter: the
-	// copy without the boundary makes no Redis call.
-	if err := b.resetStats(ctx); err != nil {
-		return err
-	}
-	for _, v := range []*variant{on, off} {
-		if err := b.startWorkers(ctx, v); err != nil {
-			return err
-		}
-	}
-	b.drain(ctx, 2*time.Minute)
-	settled, err := b.settled(ctx, on)
-	if err != nil {
-		return err
-	}
-	if e.RoundTrips.Charge, err = b.commands(ctx, settled); err != nil {
-		return err
-	}
-	b.logf("  per charged payment (worker) %.3f (%v)", e.RoundTrips.Charge.PerRequest(), e.RoundTrips.Charge.ByCommand)
-	return nil
-}
-
-// apiPhase runs one k6 phase of Phase seconds against v, vacuumed and
-// with Redis's AOF rewritten first (see vacuum and rewriteAOF), measures it
-// and waits for the backlog to drain.
-func (b *bench) apiPhase(ctx context.Context, run string, v *variant, all []*variant, env map[string]string) (results.Phase, error) {
+// apiPhase runs one k6 phase of PhaseSeconds against v, vacuumed and with
+// Redis's AOF rewritten first (see vacuum and rewriteAOF), measures it and
+// waits for the backlog to drain.
+func (b *bench) apiPhase(ctx context.Context, run string, v *variant, env map[string]string) (results.Phase, error) {
 	b.vacuum(ctx)
 	b.rewriteAOF(ctx)
-	p, _, err := b.measure(ctx, run, v, all, env, b.cfg.Phase, nil)
+	p, _, err := b.measure(ctx, run, v, env, time.Duration(b.cfg.PhaseSeconds)*time.Second, nil)
 	if err == nil {
 		p.DrainedIn = b.drain(ctx, 2*time.Minute)
 	}
 	return p, err
 }
 
-// measure runs k6 with env against v for d (every phase of the e2e
-// benchmark, sustained runs included) and measures it: throughput,
-// latency, what v's workers settled meanwhile, CPU per process group of
-// all, the AOF rewrites that overlapped it. every, if set, is called once a
-// second while k6 runs. With BENCH_PROFILE, the first saturation round's
-// phases are profiled too.
-func (b *bench) measure(ctx context.Context, run string, v *variant, all []*variant, env map[string]string, d time.Duration,
+// measure runs k6 with env against v for d and measures throughput,
+// latency, what v's workers settled, CPU per process group and the AOF
+// rewrites that overlapped it. every, if set, runs once a second.
+func (b *bench) measure(ctx context.Context, run string, v *variant, env map[string]string, d time.Duration,
 	every func()) (results.Phase, k6Summary, error) {
 	secs := d.Seconds()
 	env["TARGETS"], env["RUN"], env["DURATION"] = v.targets(), run, strconv.Itoa(int(secs))+"s"
+	p := results.Phase{Name: run}
 	settled0, err := b.settled(ctx, v)
 	if err != nil {
-		return results.Phase{}, k6Summary{}, err
+		return p, k6Summary{}, err
 	}
 	redis0, redisOK := b.redisNow(ctx)
-	span := cpu.Start(b.e2eRoots(all))
-	p := results.Phase{Name: run}
-	t0 := time.Now()
-	profiled := func() {}
-	if b.cfg.Profile && strings.HasPrefix(run, "sat0-") {
-		profiled = b.profile(ctx, run, v, int(secs)-2)
-	}
-	wait := b.k6Async(ctx, run, d+3*time.Minute, env)
-	stop, ticked := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(ticked)
-		if every == nil {
-			return
-		}
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				every()
-			}
-		}
-	}()
-	s, err := wait()
-	close(stop)
-	<-ticked
-	profiled()
+	span, t0 := cpu.Start(b.e2eRoots()), time.Now()
+	s, err := b.k6(ctx, run, d+3*time.Minute, env, every)
 	if err != nil {
 		return p, s, err
 	}
@@ -272,7 +163,7 @@ func (b *bench) measure(ctx context.Context, run string, v *variant, all []*vari
 		return p, s, err
 	}
 	p.Accepted, p.Replayed, p.Charged = float64(s.Accepted)/secs, float64(s.Replayed)/secs, float64(settled1-settled0)/secs
-	p.Failed, p.Dropped, p.P50MS, p.P99MS = s.Failed, s.Dropped, s.P50MS, s.P99MS
+	p.Failed, p.P50MS, p.P99MS = s.Failed, s.P50MS, s.P99MS
 	p.AOFRewrites = b.aofRewritesSince(ctx, run, redis0, redisOK)
 	if s.Failed > 0 {
 		b.note("%s: %d requests failed %v", run, s.Failed, s.FailedBy)
@@ -281,14 +172,242 @@ func (b *bench) measure(ctx context.Context, run string, v *variant, all []*vari
 }
 
 // e2eRoots are the process trees whose CPU an e2e phase reports.
-func (b *bench) e2eRoots(all []*variant) map[string][]int {
+func (b *bench) e2eRoots() map[string][]int {
 	roots := b.harnessPIDs()
-	for _, v := range all {
-		roots["api"] = append(roots["api"], pids(v.apiProcs)...)
-		roots["worker"] = append(roots["worker"], pids(v.workerProcs)...)
-	}
-	for _, p := range b.procs.Named("psp") {
-		roots["psp"] = append(roots["psp"], p.PID)
+	for _, v := range b.copies {
+		for group, ps := range map[string][]*proc.Proc{"api": v.apiProcs, "worker": v.workerProcs, "psp": b.procs.Named("psp")} {
+			for _, p := range ps {
+				roots[group] = append(roots[group], p.PID)
+			}
+		}
 	}
 	return roots
+}
+
+// k6Summary is what loadtest/bench/k6/bench.js writes at the end.
+type k6Summary struct {
+	Accepted int            `json:"accepted"`
+	Replayed int            `json:"replayed"`
+	Failed   int            `json:"failed"`
+	FailedBy map[string]int `json:"failed_by"` // 0 (transport), 409, 4xx, 503, 5xx
+	Dropped  int            `json:"dropped"`
+	P50MS    float64        `json:"lat_p50_ms"`
+	P99MS    float64        `json:"lat_p99_ms"`
+	CPU      float64        `json:"-"` // seconds of CPU k6 used
+}
+
+// k6 runs bench.js with env (TARGETS, MODE, LOAD, RATE, VUS, DURATION,
+// ITERATIONS, KEYS, RUN) and returns its summary; every, if set, is called
+// once a second while k6 runs.
+func (b *bench) k6(ctx context.Context, name string, timeout time.Duration, env map[string]string, every func()) (k6Summary, error) {
+	dir := filepath.Join(b.cfg.Out, "k6")
+	_ = os.MkdirAll(dir, 0o755)
+	summary := filepath.Join(dir, name+".json")
+	_ = os.Remove(summary)
+	argv := []string{b.cfg.K6, "run", "--quiet", "--no-usage-report", "--address", "", "-e", "SUMMARY=" + summary}
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		argv = append(argv, "-e", k+"="+env[k])
+	}
+	argv = append(argv, filepath.Join(b.cfg.Repo, "loadtest", "bench", "k6", "bench.js"))
+	var r proc.Result
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r, err = b.command(ctx, "k6-"+name, timeout, dir, nil, argv...)
+	}()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		case <-tick.C:
+			if every != nil {
+				every()
+			}
+		}
+	}
+	var s k6Summary
+	if err != nil {
+		return s, err
+	}
+	raw, err := os.ReadFile(summary)
+	if err == nil {
+		err = json.Unmarshal(raw, &s)
+	}
+	if err != nil {
+		return s, fmt.Errorf("k6 %s summary: %w", name, err)
+	}
+	s.CPU = r.CPU.Seconds()
+	return s, nil
+}
+
+// merchantKeys are the demo keys of scripts/local; bench.js uses merchant_a.
+const merchantKeys = "merchant_a=sk_test_merchant_a_0123456789,merchant_b=sk_test_merchant_b_0123456789"
+
+// variant is one copy of the pipeline: two api replicas and two workers
+// with one IDEM_STRATEGY, on their own exchange and queue, sharing the psp,
+// Redis, Postgres and RabbitMQ with the other copy. Each service listens on
+// 127.0.0.1 at its port, its ops listener (/readyz, /metrics) 20 higher.
+type variant struct {
+	Name, Strategy        string // "on" or "off"; IDEM_STRATEGY
+	APIs, Workers         []int  // ports
+	Exchange, Queue       string
+	Build                 string // suffix of the api's and workers' binaries: "" or "-compare"
+	apiProcs, workerProcs []*proc.Proc
+}
+
+// addr is 127.0.0.1 at port.
+func addr(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
+
+// targets is the TARGETS value for bench.js.
+func (v *variant) targets() string {
+	var t []string
+	for _, port := range v.APIs {
+		t = append(t, "http://"+addr(port))
+	}
+	return strings.Join(t, ",")
+}
+
+// newVariants returns the two copies, on ports base to base+7; the psp
+// listens on base+9.
+func newVariants(base int) (on, off *variant) {
+	on = &variant{Name: "on", Strategy: "oncepay", APIs: []int{base, base + 2}, Workers: []int{base + 1, base + 3},
+		Exchange: "payments", Queue: "payments.charge"}
+	off = &variant{Name: "off", Strategy: "off", APIs: []int{base + 4, base + 6}, Workers: []int{base + 5, base + 7},
+		Exchange: "payments_off", Queue: "payments_off.charge", Build: "-compare"}
+	return on, off
+}
+
+// startPSP starts the psp simulator with scripts/local's latency.
+func (b *bench) startPSP(ctx context.Context) (*proc.Proc, error) {
+	port := b.cfg.PortBase + 9
+	p, err := b.start("psp", []string{b.bin("psp")}, []string{"PSP_LISTEN_ADDR=" + addr(port), "PSP_OPS_ADDR=" + addr(port+20),
+		"PSP_DATABASE_URL=" + withDB(b.cfg.AdminDB, dbPSP), "PSP_LATENCY=" + b.cfg.PSPLatency, "PSP_LATENCY_JITTER=25ms",
+		"PSP_SHUTDOWN_GRACE=10s", "LOG_LEVEL=info"})
+	if err != nil {
+		return nil, err
+	}
+	return p, b.waitReady(ctx, p, port+20)
+}
+
+// startAPIs starts the copy's api replicas and waits until they are ready.
+func (b *bench) startAPIs(ctx context.Context, v *variant) (err error) {
+	v.apiProcs, err = b.startReplicas(ctx, v, "api", v.APIs, 20, func(name string, port int) []string {
+		return []string{"API_LISTEN_ADDR=" + addr(port), "API_OPS_ADDR=" + addr(port+20), "API_MERCHANT_KEYS=" + merchantKeys,
+			"API_INSTANCE=" + name, "IDEM_LEASE=10s", "SHUTDOWN_GRACE=10s"}
+	})
+	return err
+}
+
+// startWorkers starts the copy's workers and waits until they are ready.
+func (b *bench) startWorkers(ctx context.Context, v *variant) (err error) {
+	v.workerProcs, err = b.startReplicas(ctx, v, "worker", v.Workers, 0, func(name string, port int) []string {
+		return []string{"WORKER_LISTEN_ADDR=" + addr(port), "WORKER_INSTANCE=" + name, "PSP_URL=http://" + addr(b.cfg.PortBase+9),
+			"IDEM_LEASE=15s", "WORKER_RETRY_DELAYS=1s,5s,15s", "SHUTDOWN_GRACE=20s",
+			"WORKER_CONCURRENCY=" + strconv.Itoa(b.cfg.WorkerConcurrency), "WORKER_PREFETCH=" + strconv.Itoa(2*b.cfg.WorkerConcurrency)}
+	})
+	return err
+}
+
+// startReplicas starts program once per port, named <program>-<copy>-<n>,
+// with the copy's shared settings and env(name, port), then waits until
+// each answers /readyz at port+readyOffset.
+func (b *bench) startReplicas(ctx context.Context, v *variant, program string, ports []int, readyOffset int,
+	env func(name string, port int) []string) ([]*proc.Proc, error) {
+	var ps []*proc.Proc
+	for i, port := range ports {
+		name := fmt.Sprintf("%s-%s-%d", program, v.Name, i+1)
+		p, err := b.start(name, []string{b.bin(program + v.Build)}, append(env(name, port), "REDIS_URL="+b.cfg.RedisURL,
+			"DATABASE_URL="+withDB(b.cfg.AdminDB, dbE2E), "AMQP_URL="+b.cfg.AMQPURL, "AMQP_EXCHANGE="+v.Exchange,
+			"AMQP_QUEUE="+v.Queue, "IDEM_STRATEGY="+v.Strategy, "LOG_LEVEL=info"))
+		if err != nil {
+			return ps, err
+		}
+		ps = append(ps, p)
+	}
+	for i, p := range ps {
+		if err := b.waitReady(ctx, p, ports[i]+readyOffset); err != nil {
+			return ps, err
+		}
+	}
+	return ps, nil
+}
+
+// stopWorkers stops the variant's workers, each by its pid.
+func (b *bench) stopWorkers(v *variant) {
+	for _, p := range v.workerProcs {
+		_ = p.Stop(30 * time.Second)
+	}
+	v.workerProcs = nil
+}
+
+// waitReady waits up to a minute for /readyz on port to answer 200.
+func (b *bench) waitReady(ctx context.Context, p *proc.Proc, port int) error {
+	if err := proc.WaitHTTP(ctx, p, "http://"+addr(port)+"/readyz", time.Minute); err != nil {
+		return fmt.Errorf("%w; see %s", err, b.logPath(p.Name))
+	}
+	return nil
+}
+
+// settled sums worker_messages_total{outcome="charged"|"declined"} over the
+// variant's workers: payments they moved to a terminal status.
+func (b *bench) settled(ctx context.Context, v *variant) (int, error) {
+	total := 0
+	for _, port := range v.Workers {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr(port)+"/metrics", nil)
+		resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+		if err != nil {
+			return 0, err
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return 0, err
+		}
+		for line := range strings.Lines(string(body)) {
+			if strings.HasPrefix(line, "worker_messages_total{") &&
+				(strings.Contains(line, `outcome="charged"`) || strings.Contains(line, `outcome="declined"`)) {
+				var n float64
+				fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &n)
+				total += int(n)
+			}
+		}
+	}
+	return total, nil
+}
+
+// pending counts payments not yet settled, in both variants.
+func (b *bench) pending(ctx context.Context) (int, error) {
+	var n int
+	err := b.cl.e2e.QueryRow(ctx, `SELECT count(*) FROM payments WHERE status = 'pending'`).Scan(&n)
+	return n, err
+}
+
+// drain waits until no payment is pending, at most max; it returns how long
+// it took (max if it did not get there).
+func (b *bench) drain(ctx context.Context, max time.Duration) float64 {
+	start := time.Now()
+	for time.Since(start) < max && ctx.Err() == nil {
+		if n, err := b.pending(ctx); err == nil && n == 0 {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	return time.Since(start).Seconds()
+}
+
+// harnessPIDs reads the bench harness's server pids (scripts/harness writes
+// them), for CPU accounting.
+func (b *bench) harnessPIDs() map[string][]int {
+	out := map[string][]int{}
+	for _, name := range []string{"postgres", "rabbitmq", "redis"} {
+		raw, _ := os.ReadFile(filepath.Join(b.cfg.HarnessDir, name, name+".pid"))
+		line, _, _ := strings.Cut(string(raw), "\n")
+		if pid, err := strconv.Atoi(strings.TrimSpace(line)); err == nil {
+			out[name] = []int{pid}
+		}
+	}
+	return out
 }

@@ -2,17 +2,17 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/oncepay/oncepay/loadtest/bench/results"
 )
 
-var benchLine = regexp.MustCompile(`^Benchmark(\w+)-\d+\s+\d+\s+([\d.]+) ns/op\s+([\d.]+) B/op\s+([\d.]+) allocs/op`)
+var benchLine = regexp.MustCompile(`(?m)^Benchmark(\w+)-\d+\s+\d+\s+([\d.]+) ns/op\s+([\d.]+) B/op\s+([\d.]+) allocs/op`)
 
 // goBenchmarks are the pkg/idem benchmarks bench runs. It leaves out
 // BenchmarkBeginCompleteConcurrent, a one-off comparison with go-redis's
@@ -24,7 +24,7 @@ const goBenchmarks = "^Benchmark(BeginComplete|BeginReplay|RawEvalSha|Keep)$"
 // benchmark alike; then takes the medians and asks benchstat for its table.
 func (b *bench) goBench(ctx context.Context) error {
 	b.phase("go benchmarks")
-	g := &results.GoBench{Runs: b.cfg.GoCount, Medians: map[string]results.GoMedian{}, Samples: map[string][]results.GoPoint{}}
+	g := &results.GoBench{Runs: b.cfg.GoCount, Samples: map[string][]results.GoPoint{}}
 	raw := filepath.Join(b.cfg.Out, "go-bench.txt")
 	var all strings.Builder
 	env := []string{"REDIS_URL=" + b.cfg.RedisURL}
@@ -36,31 +36,15 @@ func (b *bench) goBench(ctx context.Context) error {
 			return err
 		}
 		all.WriteString(r.Out)
-		for _, line := range strings.Split(r.Out, "\n") {
-			m := benchLine.FindStringSubmatch(line)
-			if m == nil {
-				continue
-			}
-			ns, _ := strconv.ParseFloat(m[2], 64)
-			by, _ := strconv.ParseFloat(m[3], 64)
-			al, _ := strconv.ParseFloat(m[4], 64)
-			g.Samples[m[1]] = append(g.Samples[m[1]], results.GoPoint{NsPerOp: ns, BytesPerOp: by, AllocsPerOp: al})
+		for _, m := range benchLine.FindAllStringSubmatch(r.Out, -1) {
+			var p results.GoPoint
+			fmt.Sscan(m[2]+" "+m[3]+" "+m[4], &p.NsPerOp, &p.BytesPerOp, &p.AllocsPerOp)
+			g.Samples[m[1]] = append(g.Samples[m[1]], p)
 		}
 		b.logf("go run %d/%d done", i+1, b.cfg.GoCount)
 	}
 	if err := os.WriteFile(raw, []byte(all.String()), 0o644); err != nil {
 		return err
-	}
-	for name, pts := range g.Samples {
-		var ns, by, al []float64
-		for _, p := range pts {
-			ns, by, al = append(ns, p.NsPerOp), append(by, p.BytesPerOp), append(al, p.AllocsPerOp)
-		}
-		m := results.GoMedian{GoPoint: results.GoPoint{NsPerOp: results.Median(ns), BytesPerOp: results.Median(by), AllocsPerOp: results.Median(al)}}
-		if m.NsPerOp > 0 {
-			m.OpsPerSec = 1e9 / m.NsPerOp
-		}
-		g.Medians[name] = m
 	}
 	// -col .name: BeginReplay and RawEvalSha against BeginComplete, with p-values.
 	stat, err := b.command(ctx, "benchstat", time.Minute, b.cfg.Out, nil, b.cfg.Benchstat, "-col", ".name", raw)
@@ -69,8 +53,5 @@ func (b *bench) goBench(ctx context.Context) error {
 	}
 	g.Benchstat = stat.Out
 	b.res.Go = g
-	for name, m := range g.Medians {
-		b.logf("  %-14s %8.1f us/op  %6.0f B/op  %4.0f allocs/op", name, m.NsPerOp/1e3, m.BytesPerOp, m.AllocsPerOp)
-	}
 	return nil
 }

@@ -3,18 +3,75 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
-	"strconv"
+	"slices"
 	"strings"
+	"time"
 
+	"github.com/oncepay/oncepay/loadtest/bench/redisinfo"
 	"github.com/oncepay/oncepay/loadtest/bench/results"
+	"github.com/oncepay/oncepay/lua"
+	"github.com/oncepay/oncepay/pkg/idem"
 )
 
-// resetStats clears Redis's INFO commandstats (CONFIG RESETSTAT).
-func (b *bench) resetStats(ctx context.Context) error {
-	return b.cl.rdb.ConfigResetStat(ctx).Err()
+// roundTrips counts Redis commands per request, each phase after CONFIG
+// RESETSTAT, while no worker runs (so that only the api talks to Redis);
+// then starts the workers and counts the commands per charged payment.
+func (b *bench) roundTrips(ctx context.Context, e *results.E2E, on, off *variant) error {
+	b.phase("e2e: redis round trips")
+	n, rt := "2000", &e.RoundTrips
+	if b.cfg.Quick {
+		n = "500"
+	}
+	for _, c := range []struct {
+		name           string
+		v              *variant
+		into           *results.Commands
+		mode, keysFrom string
+	}{{"rt-fresh", on, &rt.Fresh, "fresh", ""}, {"rt-replay", on, &rt.Replay, "replay", "rt-fresh"}, {"rt-off", off, &rt.Off, "fresh", ""}} {
+		if err := b.cl.rdb.ConfigResetStat(ctx).Err(); err != nil {
+			return err
+		}
+		s, err := b.k6(ctx, c.name, 3*time.Minute, map[string]string{"TARGETS": c.v.targets(), "LOAD": "count", "VUS": "8",
+			"ITERATIONS": n, "RUN": c.name, "MODE": c.mode, "KEYS_FROM": c.keysFrom, "KEYS": n}, nil)
+		if err != nil {
+			return err
+		}
+		if s.Failed > 0 {
+			b.note("%s: %d requests failed %v", c.name, s.Failed, s.FailedBy)
+		}
+		if *c.into, err = b.commands(ctx, s.Accepted+s.Replayed); err != nil { // one of the two is 0
+			return err
+		}
+	}
+	e.OffHonoured = rt.Off.Requests > 0 && rt.Off.Total == 0
+	if !e.OffHonoured {
+		b.note("the api with IDEM_STRATEGY=off made %d Redis calls for %d requests: the strategy is not honoured; on/off ratios are not measured",
+			rt.Off.Total, rt.Off.Requests)
+	}
+	b.logf("  per new request %.3f (%v), per replay %.3f (%v), off %.3f",
+		rt.Fresh.PerRequest(), rt.Fresh.ByCommand, rt.Replay.PerRequest(), rt.Replay.ByCommand, rt.Off.PerRequest())
+
+	// Both copies' workers charge the backlog on a reset counter: the
+	// copy without the boundary makes no Redis call.
+	if err := b.cl.rdb.ConfigResetStat(ctx).Err(); err != nil {
+		return err
+	}
+	for _, v := range b.copies {
+		if err := b.startWorkers(ctx, v); err != nil {
+			return err
+		}
+	}
+	b.drain(ctx, 2*time.Minute)
+	settled, err := b.settled(ctx, on)
+	if err != nil {
+		return err
+	}
+	if rt.Charge, err = b.commands(ctx, settled); err != nil {
+		return err
+	}
+	b.logf("  per charged payment (worker) %.3f (%v)", rt.Charge.PerRequest(), rt.Charge.ByCommand)
+	return nil
 }
 
 // commands reads INFO commandstats: calls per command since the last reset,
@@ -22,65 +79,70 @@ func (b *bench) resetStats(ctx context.Context) error {
 // boundary's scripts call set apart (they run inside EVALSHA, no round trip).
 func (b *bench) commands(ctx context.Context, requests int) (results.Commands, error) {
 	raw, err := b.cl.rdb.Info(ctx, "commandstats").Result()
-	if err != nil {
-		return results.Commands{}, err
-	}
-	inner, err := scriptCommands(filepath.Join(b.cfg.Repo, "lua"))
-	if err != nil {
-		return results.Commands{}, err
-	}
-	c := parseCommandStats(raw, inner)
+	c := parseCommandStats(raw, scriptCommands())
 	c.Requests = requests
-	return c, nil
+	return c, err
 }
 
 var scriptCall = regexp.MustCompile(`redis\.p?call\(\s*['"]([A-Za-z]+)['"]`)
 
 // scriptCommands returns the (lower-case) names of the commands that the
-// scripts in dir call.
-func scriptCommands(dir string) (map[string]bool, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.lua"))
-	if err != nil || len(files) == 0 {
-		return nil, fmt.Errorf("no scripts in %s", dir)
-	}
+// boundary's scripts (package lua) call.
+func scriptCommands() map[string]bool {
 	out := map[string]bool{}
-	for _, f := range files {
-		src, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range scriptCall.FindAllStringSubmatch(string(src), -1) {
-			out[strings.ToLower(m[1])] = true
-		}
+	for _, m := range scriptCall.FindAllStringSubmatch(lua.Begin()+lua.Complete()+lua.Release()+lua.Extend(), -1) {
+		out[strings.ToLower(m[1])] = true
 	}
-	return out, nil
+	return out
 }
 
-// parseCommandStats reads lines like
-// cmdstat_evalsha:calls=2000,usec=...,usec_per_call=...,rejected_calls=0,failed_calls=0
-// and sorts them into round trips and calls from inside scripts.
+// parseCommandStats sorts the calls of INFO commandstats into round trips
+// and calls from inside scripts, leaving out bench's own INFO and CONFIG
+// RESETSTAT.
 func parseCommandStats(raw string, inScripts map[string]bool) results.Commands {
 	c := results.Commands{ByCommand: map[string]int{}, InScripts: map[string]int{}}
-	for _, line := range strings.Split(raw, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || !strings.HasPrefix(name, "cmdstat_") {
-			continue
-		}
-		name = strings.TrimPrefix(name, "cmdstat_")
-		if name == "info" || name == "config|resetstat" {
-			continue
-		}
-		for _, kv := range strings.Split(rest, ",") {
-			if v, ok := strings.CutPrefix(kv, "calls="); ok {
-				n, _ := strconv.Atoi(v)
-				if inScripts[name] {
-					c.InScripts[name] += n
-					continue
-				}
-				c.ByCommand[name] += n
-				c.Total += n
-			}
+	for name, n := range redisinfo.Calls(raw) {
+		switch {
+		case name == "info" || name == "config|resetstat":
+		case inScripts[name]:
+			c.InScripts[name] = int(n)
+		default:
+			c.ByCommand[name] = int(n)
+			c.Total += int(n)
 		}
 	}
 	return c
+}
+
+// floor measures pkg/idem's own Begin+Complete on the services' Redis, one
+// call at a time on fresh keys (named <run>-<n>, merchant "floor"): the two
+// round trips the api's boundary cannot do without. It returns the latency
+// percentiles of FloorOps calls after floorWarmup unmeasured ones.
+func (b *bench) floor(ctx context.Context, run string) (results.Floor, error) {
+	const floorWarmup = 100 // the connection open, the scripts loaded
+	s := idem.New(b.cl.rdb, idem.Config{Retention: time.Minute})
+	result := []byte(`{"status":202,"body":"eyJpZCI6InBheV8xIn0="}`)
+	lat := make([]float64, 0, b.cfg.FloorOps)
+	for i := range floorWarmup + b.cfg.FloorOps {
+		k, err := idem.NewKey("floor", fmt.Sprintf("%s-%d", run, i))
+		if err != nil {
+			return results.Floor{}, err
+		}
+		t0 := time.Now()
+		c, err := s.Begin(ctx, k, "api", "fp")
+		if err == nil && c.Outcome != idem.Acquired {
+			err = fmt.Errorf("begin of a fresh key: %v, want Acquired", c.Outcome)
+		}
+		if err == nil {
+			err = c.Lease.Complete(ctx, result)
+		}
+		if err != nil {
+			return results.Floor{}, fmt.Errorf("floor: %w", err)
+		}
+		if i >= floorWarmup {
+			lat = append(lat, float64(time.Since(t0))/1e6)
+		}
+	}
+	slices.Sort(lat)
+	return results.Floor{Ops: len(lat), P50MS: lat[len(lat)/2], P99MS: lat[len(lat)*99/100]}, nil
 }

@@ -5,46 +5,36 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/oncepay/oncepay/loadtest/bench/cpu"
 	"github.com/oncepay/oncepay/loadtest/bench/results"
 )
 
-// sustainSearch finds, for each copy, the highest rate the whole pipeline
-// holds for Sustain (see sustain), at most SustainTries runs per copy. Both
-// copies start at the same rate, 0.8 of the median rate the workers of both
-// charged at saturation, so that their ladders are the same until one
-// fails, and move as nextRate says. The two copies' runs alternate, so that
-// both run on tables of about the same size.
-func (b *bench) sustainSearch(ctx context.Context, e *results.E2E, on, off *variant) error {
-	type search struct {
-		v    *variant
-		runs *[]results.Sustained
-		rate float64
-	}
+// sustainSearch finds, for each copy, the highest rate the pipeline holds
+// (see sustain), in at most SustainTries runs per copy, alternating. Both
+// start at 0.8 of the median rate charged at saturation and move as
+// nextRate says.
+func (b *bench) sustainSearch(ctx context.Context, e *results.E2E) error {
 	var charged []float64
 	for _, s := range e.Saturation {
 		charged = append(charged, s.On.Charged, s.Off.Charged)
 	}
 	start := max(50, roundTo(0.8*results.Median(charged), 10))
-	searches := []*search{{on, &e.Sustained, start}, {off, &e.SustainedOff, start}}
+	runs, rates := []*[]results.Sustained{&e.Sustained, &e.SustainedOff}, []float64{start, start}
 	for try := range b.cfg.SustainTries {
-		for i := range searches {
-			s := searches[(i+try)%2]
-			if s.rate <= 0 {
+		for i := range b.copies {
+			c := (i + try) % 2
+			if rates[c] <= 0 {
 				continue
 			}
-			run, err := b.sustain(ctx, s.rate, s.v, []*variant{on, off})
+			run, err := b.sustain(ctx, rates[c], b.copies[c])
 			if err != nil {
 				return err
 			}
-			*s.runs = append(*s.runs, run)
-			b.logf("  sustained %.0f/s, %s: held %v %s (accepted %d, charged %d, backlog %d -> %d, slope %.1f/s; %.2f ms CPU per charged payment, %.2f without the psp)",
-				run.Rate, s.v.Name, run.OK, run.Why, run.Accepted, run.Charged, run.PendingStart, run.PendingEnd, run.BacklogSlope,
-				run.CPUPerCharged(b.cfg.Sustain.Seconds(), false), run.CPUPerCharged(b.cfg.Sustain.Seconds(), true))
-			s.rate = nextRate(*s.runs)
+			*runs[c] = append(*runs[c], run)
+			b.logf("  held %v %s (%.2f ms CPU per charged payment)", run.OK, run.Why, run.CPUPerCharged(float64(b.cfg.SustainSeconds), false))
+			rates[c] = nextRate(*runs[c])
 		}
 	}
 	return nil
@@ -87,9 +77,9 @@ func roundTo(x, unit float64) float64 { return float64(int(x/unit+0.5)) * unit }
 // and no backlog growth over the second half (a least-squares slope of the
 // pending count under 2% of the rate per second). No vacuum or AOF rewrite
 // precedes it: it runs with the housekeeping as it comes, and reports it.
-func (b *bench) sustain(ctx context.Context, rate float64, v *variant, all []*variant) (results.Sustained, error) {
+func (b *bench) sustain(ctx context.Context, rate float64, v *variant) (results.Sustained, error) {
 	b.phase(fmt.Sprintf("e2e: sustained %.0f payments/s, boundary %s", rate, v.Name))
-	secs := b.cfg.Sustain.Seconds()
+	secs := float64(b.cfg.SustainSeconds)
 	s := results.Sustained{Rate: rate}
 	var err error
 	if s.PendingStart, err = b.pending(ctx); err != nil {
@@ -101,15 +91,12 @@ func (b *bench) sustain(ctx context.Context, rate float64, v *variant, all []*va
 	vacuums0 := b.autovacuums(ctx)
 	pspDB := map[string][]int{"psp-db": b.pspBackends(ctx)}
 	pspDB0, t0 := cpu.Trees(pspDB), time.Now()
-	var mu sync.Mutex
-	p, k, err := b.measure(ctx, run, v, all, map[string]string{"MODE": "fresh", "LOAD": "rate", "RATE": strconv.FormatFloat(rate, 'f', 0, 64),
+	p, k, err := b.measure(ctx, run, v, map[string]string{"MODE": "fresh", "LOAD": "rate", "RATE": strconv.FormatFloat(rate, 'f', 0, 64),
 		// A VU per two payments/s up front: k6 must not be what drops payments
 		// when a moment of latency needs more clients in flight.
-		"PRE_VUS": strconv.Itoa(max(100, int(rate/2)))}, b.cfg.Sustain, func() {
+		"PRE_VUS": strconv.Itoa(max(100, int(rate/2)))}, time.Duration(b.cfg.SustainSeconds)*time.Second, func() {
 		if n, err := b.pending(ctx); err == nil {
-			mu.Lock()
 			s.Pending = append(s.Pending, float64(n))
-			mu.Unlock()
 		}
 	})
 	s.PSPDB = (cpu.Trees(pspDB)["psp-db"] - pspDB0["psp-db"]) / time.Since(t0).Seconds()
@@ -158,25 +145,15 @@ func (b *bench) sustain(ctx context.Context, rate float64, v *variant, all []*va
 // database, bench's own connections left out.
 func (b *bench) pspBackends(ctx context.Context) []int {
 	var pids []int
-	rows, err := b.cl.psp.Query(ctx, `SELECT pid FROM pg_stat_activity
-		WHERE datname = $1 AND backend_type = 'client backend' AND application_name <> $2`, dbPSP, benchAppName)
-	if err != nil {
+	if err := b.cl.psp.QueryRow(ctx, `SELECT coalesce(array_agg(pid), '{}') FROM pg_stat_activity
+		WHERE datname = $1 AND backend_type = 'client backend' AND application_name <> $2`, dbPSP, benchAppName).Scan(&pids); err != nil {
 		b.note("psp backends: %v", err)
-		return nil
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var pid int
-		if rows.Scan(&pid) == nil {
-			pids = append(pids, pid)
-		}
 	}
 	return pids
 }
 
-// pgCommits sums pg_stat_database.xact_commit over the e2e databases.
-// Postgres updates these counters asynchronously (at most every 0.5 s), so
-// it waits a second first.
+// pgCommits sums pg_stat_database.xact_commit over the e2e databases, after
+// a second: Postgres updates the counters every 0.5 s at most.
 func (b *bench) pgCommits(ctx context.Context) int64 {
 	time.Sleep(time.Second)
 	var n int64
