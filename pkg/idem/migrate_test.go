@@ -111,7 +111,11 @@ func TestClusterSlotMigrationUnderLoad(t *testing.T) {
 	}
 	t.Logf("%d stages acquired once each, %d replays, across %d slot moves; go-redis followed %d ASK and %d MOVED",
 		round.Load(), replays, moves, redirects.ask.Load(), redirects.moved.Load())
-	if redirects.ask.Load() == 0 || redirects.moved.Load() == 0 {
+	// ASK is the reply to a script that reached the slot while it moved:
+	// that is the fault. MOVED comes only when a client reaches the old
+	// owner after the move ended and before go-redis reloaded its slot map,
+	// which timing decides, so it is logged, not required.
+	if redirects.ask.Load() == 0 {
 		t.Errorf("ASK %d, MOVED %d: the scripts never ran into a moving slot", redirects.ask.Load(), redirects.moved.Load())
 	}
 }
