@@ -77,6 +77,7 @@ func TestRun(t *testing.T) {
 		{"output and log", []string{"sh", "-c", "echo hello; echo oops >&2"}, 10 * time.Second, "hello\noops\n", ""},
 		{"exit status", []string{"sh", "-c", "echo why; exit 3"}, 10 * time.Second, "why\n", "exit status 3: why"},
 		{"timeout", []string{"sleep", "60"}, 100 * time.Millisecond, "", "context deadline exceeded"},
+		{"child left running", []string{"sh", "-c", "sleep 7 & echo started"}, 30 * time.Second, "started\n", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
