@@ -3,6 +3,7 @@ package proc_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -76,6 +77,7 @@ func TestRun(t *testing.T) {
 		{"output and log", []string{"sh", "-c", "echo hello; echo oops >&2"}, 10 * time.Second, "hello\noops\n", ""},
 		{"exit status", []string{"sh", "-c", "echo why; exit 3"}, 10 * time.Second, "why\n", "exit status 3: why"},
 		{"timeout", []string{"sleep", "60"}, 100 * time.Millisecond, "", "context deadline exceeded"},
+		{"child left running", []string{"sh", "-c", "sleep 7 & echo started"}, 30 * time.Second, "started\n", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -149,5 +151,44 @@ func TestWaitHTTP(t *testing.T) {
 	err = proc.WaitHTTP(context.Background(), p, "http://127.0.0.1:1/readyz", time.Minute)
 	if err == nil || !strings.Contains(err.Error(), "quitter exited") || !strings.Contains(err.Error(), "last answer: ") {
 		t.Errorf("WaitHTTP of a process that exits: %v, want it named as exited", err)
+	}
+}
+
+func TestFreezeThaw(t *testing.T) {
+	t.Parallel()
+	p, err := proc.Start(proc.Spec{Name: "sleeper", Argv: []string{"sleep", "60"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Kill)
+	if err := proc.Freeze(p.PID, time.Second); err != nil {
+		t.Fatalf("Freeze: %v", err)
+	}
+	if got := proc.State(p.PID); got != 'T' {
+		t.Errorf("state after Freeze = %q, want T", got)
+	}
+	if err := proc.Thaw(p.PID); err != nil {
+		t.Fatalf("Thaw: %v", err)
+	}
+	if got := proc.State(p.PID); got == 'T' || !proc.Alive(p.PID) {
+		t.Errorf("state after Thaw = %q, want a live, running process", got)
+	}
+}
+
+func TestGonePID(t *testing.T) {
+	t.Parallel()
+	p, err := proc.Start(proc.Spec{Name: "quick", Argv: []string{"true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-p.Done() // reaped: the pid names nothing now
+	if err := proc.KillWait(p.PID, time.Second); !errors.Is(err, proc.ErrGone) {
+		t.Errorf("KillWait of a gone pid: %v, want ErrGone", err)
+	}
+	if err := proc.Freeze(p.PID, time.Second); !errors.Is(err, proc.ErrGone) {
+		t.Errorf("Freeze of a gone pid: %v, want ErrGone", err)
+	}
+	if err := proc.Thaw(p.PID); err != nil {
+		t.Errorf("Thaw of a gone pid: %v, want none", err)
 	}
 }

@@ -4,16 +4,16 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/oncepay/oncepay/internal/proc"
 )
 
 // Server is a throw-away redis-server owned by one test, which the
@@ -29,8 +29,8 @@ type Server struct {
 	port int
 
 	mu     sync.Mutex
-	cmd    *exec.Cmd // nil while stopped
-	closed bool      // the test ended: Start does nothing
+	p      *proc.Proc // nil while stopped
+	closed bool       // the test ended: Start does nothing
 }
 
 // StartServer starts a private redis-server on a free port of 127.0.0.1 and
@@ -81,19 +81,19 @@ func (r *Server) Client() *redis.Client {
 func (r *Server) Start() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.cmd != nil || r.closed {
+	if r.p != nil || r.closed {
 		return
 	}
 	// hash-max-listpack-value 2048 as every Redis oncepay starts: boundary
 	// records stay listpacks (see scripts/harness).
 	// #nosec G204 -- r.bin is the redis-server the harness installed; the arguments are constants and a free port
-	cmd := exec.Command(r.bin, "--port", strconv.Itoa(r.port), "--bind", "127.0.0.1", "--dir", r.dir,
-		"--save", "", "--appendonly", "yes", "--appendfsync", "always", "--hash-max-listpack-value", "2048")
-	if err := cmd.Start(); err != nil {
-		r.t.Errorf("start redis-server: %v", err)
+	p, err := proc.Start(proc.Spec{Name: "redis-server", Argv: []string{r.bin, "--port", strconv.Itoa(r.port), "--bind", "127.0.0.1", "--dir", r.dir,
+		"--save", "", "--appendonly", "yes", "--appendfsync", "always", "--hash-max-listpack-value", "2048"}})
+	if err != nil {
+		r.t.Error(err)
 		return
 	}
-	r.cmd = cmd
+	r.p = p
 	c := redis.NewClient(&redis.Options{Addr: r.Addr(), MaxRetries: -1, DialTimeout: time.Second})
 	defer c.Close()
 	deadline := time.Now().Add(10 * time.Second)
@@ -118,31 +118,38 @@ func (r *Server) Start() {
 func (r *Server) Stop() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.cmd == nil {
+	if r.p == nil {
 		return
 	}
-	_ = r.cmd.Process.Kill()
-	_ = r.cmd.Wait()
-	r.cmd = nil
+	r.p.Kill()
+	r.p = nil
 }
 
-// Freeze stops the server process (SIGSTOP): it keeps its connections and
-// accepts new ones, but answers nothing until Thaw, as a Redis stalled by
-// the host does. It is a no-op if the server is stopped. Stop and the
-// cleanup kill a frozen server too.
-func (r *Server) Freeze() { r.signal(syscall.SIGSTOP) }
-
-// Thaw resumes a server that Freeze stopped (SIGCONT).
-func (r *Server) Thaw() { r.signal(syscall.SIGCONT) }
-
-func (r *Server) signal(sig os.Signal) {
+// Freeze stops the server process (SIGSTOP) and returns once the kernel
+// shows it stopped: it keeps its connections and accepts new ones, but
+// answers nothing until Thaw, as a Redis stalled by the host does. It is a
+// no-op if the server is stopped. Stop and the cleanup kill a frozen server
+// too.
+func (r *Server) Freeze() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.cmd == nil {
+	if r.p == nil {
 		return
 	}
-	if err := r.cmd.Process.Signal(sig); err != nil {
-		r.t.Errorf("signal redis-server: %v", err)
+	if err := proc.Freeze(r.p.PID, time.Second); err != nil {
+		r.t.Errorf("redis-server: %v", err)
+	}
+}
+
+// Thaw resumes a server that Freeze stopped (SIGCONT).
+func (r *Server) Thaw() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.p == nil {
+		return
+	}
+	if err := proc.Thaw(r.p.PID); err != nil {
+		r.t.Errorf("redis-server: %v", err)
 	}
 }
 

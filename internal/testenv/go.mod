@@ -20,3 +20,7 @@ require (
 require github.com/oncepay/oncepay/internal/redistest v0.0.0
 
 replace github.com/oncepay/oncepay/internal/redistest => ../redistest
+
+require github.com/oncepay/oncepay/internal/proc v0.0.0
+
+replace github.com/oncepay/oncepay/internal/proc => ../proc

@@ -1,15 +1,16 @@
 package testenv
 
 import (
-	"bytes"
+	"context"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/oncepay/oncepay/internal/proc"
 )
 
 const toxiproxyHint = "install the pinned toxiproxy with `make tools` (deploy/tools toxiproxy puts bin/toxiproxy-server in the repository), or set TOXIPROXY_SERVER=/path/to/toxiproxy-server"
@@ -30,39 +31,22 @@ func Toxiproxy(t testing.TB) string {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	var out bytes.Buffer
-	cmd := exec.Command(bin, "-host", "127.0.0.1", "-port", strconv.Itoa(port))
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v\n%s", bin, err, toxiproxyHint)
+	log, err := os.Create(filepath.Join(t.TempDir(), "toxiproxy.log"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
+	t.Cleanup(func() { _ = log.Close() })
+	p, err := proc.Start(proc.Spec{Name: "toxiproxy-server", Argv: []string{bin, "-host", "127.0.0.1", "-port", strconv.Itoa(port)}, Log: log})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, toxiproxyHint)
+	}
+	t.Cleanup(p.Kill)
 	api := "http://127.0.0.1:" + strconv.Itoa(port)
-	client := &http.Client{Timeout: time.Second}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := client.Get(api + "/version")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return api
-			}
-		}
-		select {
-		case <-exited:
-			t.Fatalf("toxiproxy-server exited before it answered:\n%s", out.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("toxiproxy-server on %s did not answer within 10s: %v", api, err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if err := proc.WaitHTTP(context.Background(), p, api+"/version", 10*time.Second); err != nil {
+		out, _ := os.ReadFile(log.Name())
+		t.Fatalf("%v\n%s", err, out)
 	}
+	return api
 }
 
 // toxiproxyServer finds the toxiproxy-server binary, or fails the test.

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/oncepay/oncepay/internal/proc"
 	"github.com/oncepay/oncepay/loadtest/fault"
 	"github.com/oncepay/oncepay/loadtest/process"
 )
@@ -193,17 +193,13 @@ func TestDockerReplicaPID(t *testing.T) {
 // a pod is replaced); other programs' stay.
 func TestKubeKillSIGKILLDelete(t *testing.T) {
 	t.Parallel()
-	sleep, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Skip("no sleep binary")
-	}
-	start := func() *exec.Cmd {
-		cmd := exec.Command(sleep, "60")
-		if err := cmd.Start(); err != nil {
+	start := func() *proc.Proc {
+		p, err := proc.Start(proc.Spec{Name: "sleep", Argv: []string{"sleep", "60"}})
+		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		return cmd
+		t.Cleanup(p.Kill)
+		return p
 	}
 	victim, other, worker := start(), start(), start()
 	k := NewKube(KubeConfig{KillMode: KillSIGKILLDelete, Replicas: map[string]process.Replica{
@@ -215,19 +211,19 @@ func TestKubeKillSIGKILLDelete(t *testing.T) {
 		calls = append(calls, args)
 		return nil, nil
 	}
-	k.pids.put("api-1", victim.Process.Pid, "oncepay-api-a")
-	k.pids.put("api-2", other.Process.Pid, "oncepay-api-b")
-	k.pids.put("worker-1", worker.Process.Pid, "oncepay-worker-a")
+	k.pids.put("api-1", victim.PID, "oncepay-api-a")
+	k.pids.put("api-2", other.PID, "oncepay-api-b")
+	k.pids.put("worker-1", worker.PID, "oncepay-worker-a")
 
 	pid, err := k.KillReplica(context.Background(), "api-1")
-	if err != nil || pid != victim.Process.Pid {
-		t.Fatalf("KillReplica(api-1) = %d, %v; want pid %d", pid, err, victim.Process.Pid)
+	if err != nil || pid != victim.PID {
+		t.Fatalf("KillReplica(api-1) = %d, %v; want pid %d", pid, err, victim.PID)
 	}
-	if alive("/proc", victim.Process.Pid) {
-		t.Errorf("pid %d still alive after the kill", victim.Process.Pid)
+	if alive("/proc", victim.PID) {
+		t.Errorf("pid %d still alive after the kill", victim.PID)
 	}
-	if !alive("/proc", other.Process.Pid) {
-		t.Errorf("the other replica's pid %d was killed too", other.Process.Pid)
+	if !alive("/proc", other.PID) {
+		t.Errorf("the other replica's pid %d was killed too", other.PID)
 	}
 	want := [][]string{{"delete", "pod", "oncepay-api-a", "--grace-period=0", "--force", "--wait=false"}}
 	if diff := cmp.Diff(want, calls); diff != "" {

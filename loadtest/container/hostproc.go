@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/oncepay/oncepay/internal/proc"
 )
 
 // ErrNotRunning: the replica has no live process right now (its runtime is
@@ -37,22 +39,17 @@ func exeBase(procRoot string, pid int) string {
 }
 
 // sigkill sends SIGKILL to pid, a process in a container, and waits at most
-// wait until it is gone. The container's runtime sees a crash.
+// wait until it is gone (proc.KillWait). The container's runtime sees a
+// crash.
 func sigkill(pid int, wait time.Duration) error {
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		if errors.Is(err, syscall.ESRCH) {
-			return fmt.Errorf("pid %d: %w", pid, ErrNotRunning)
-		}
-		return fmt.Errorf("kill pid %d: %w (the driver must run as root on the container host)", pid, err)
+	err := proc.KillWait(pid, wait)
+	switch {
+	case errors.Is(err, proc.ErrGone):
+		return fmt.Errorf("pid %d: %w", pid, ErrNotRunning)
+	case errors.Is(err, syscall.EPERM):
+		return fmt.Errorf("%w (the driver must run as root on the container host)", err)
 	}
-	deadline := time.Now().Add(wait)
-	for alive("/proc", pid) {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("pid %d still alive %s after SIGKILL", pid, wait)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return nil
+	return err
 }
 
 // pidsInCgroup returns the processes under procRoot whose cgroup path

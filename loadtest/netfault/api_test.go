@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/oncepay/oncepay/internal/proc"
 	"github.com/oncepay/oncepay/internal/testenv"
 	"github.com/oncepay/oncepay/loadtest/netfault"
 	"github.com/oncepay/oncepay/services/api/migrations"
@@ -47,8 +47,9 @@ func (l *lines) String() string              { l.mu.Lock(); defer l.mu.Unlock();
 func startAPI(t *testing.T, redisURL string, extra map[string]string) *apiProcess {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "api")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/oncepay/oncepay/services/api/cmd/api").CombinedOutput(); err != nil {
-		t.Fatalf("go build api: %v\n%s", err, out)
+	build := proc.Spec{Name: "go build api", Argv: []string{"go", "build", "-o", bin, "github.com/oncepay/oncepay/services/api/cmd/api"}}
+	if r, err := proc.Run(context.Background(), build, 5*time.Minute); err != nil {
+		t.Fatalf("%v\n%s", err, r.Out)
 	}
 	dbURL := testenv.NewDatabase(t)
 	pool, err := pgxpool.New(context.Background(), dbURL)
@@ -70,24 +71,19 @@ func startAPI(t *testing.T, redisURL string, extra map[string]string) *apiProces
 	for k, v := range extra {
 		env[k] = v
 	}
-	cmd := exec.Command(bin, "serve")
+	spec := proc.Spec{Name: "api", Argv: []string{bin, "serve"}, OnlyEnv: true}
 	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
+		spec.Env = append(spec.Env, k+"="+v)
 	}
 	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, a.logs
-	if err := cmd.Start(); err != nil {
+	spec.Log = pw
+	p, err := proc.Start(spec)
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
+		if err := p.Stop(15 * time.Second); err != nil {
+			t.Errorf("api: %v", err)
 		}
 		pw.Close()
 		if t.Failed() {

@@ -1,14 +1,10 @@
 package process
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/oncepay/oncepay/internal/proc"
@@ -103,15 +99,10 @@ func (b *Backend) harness(ctx context.Context, service string, commands ...strin
 	default:
 		return fmt.Errorf("%s %q: only redis, rabbitmq and postgres", commands[0], service)
 	}
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
 	for _, c := range commands {
-		cmd := exec.CommandContext(ctx, b.cfg.Harness, c, service)
-		cmd.Env = b.cfg.HarnessEnv
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("harness %s %s: %w: %s", c, service, err, strings.TrimSpace(lastLines(out.String(), 5)))
+		spec := proc.Spec{Name: "harness " + c + " " + service, Argv: []string{b.cfg.Harness, c, service}, Env: b.cfg.HarnessEnv, OnlyEnv: true}
+		if _, err := proc.Run(ctx, spec, 3*time.Minute); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -158,14 +149,6 @@ func (b *Backend) InFlight(ctx context.Context, name string) (n int, evidence st
 	return sockdiag.InFlight(pid, r.ServerPort, r.UpstreamPort)
 }
 
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
 // Freeze sends SIGSTOP to the replica's current process, waits (at most a
 // second) until the kernel shows it stopped, and returns its pid. A signal
 // is delivered when the process next runs, so without the wait it could
@@ -179,20 +162,15 @@ func (b *Backend) Freeze(ctx context.Context, name string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("freeze %s: %w", name, err)
 	}
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		return 0, fmt.Errorf("freeze %s: sigstop %d: %w", name, pid, err)
-	}
-	if err := waitStopped(pid, time.Second); err != nil {
+	if err := proc.Freeze(pid, time.Second); err != nil {
 		_ = b.Thaw(pid)
+		if errors.Is(err, proc.ErrGone) {
+			return 0, fmt.Errorf("freeze %s: %w: %w", name, err, ErrNotRunning)
+		}
 		return 0, fmt.Errorf("freeze %s: %w", name, err)
 	}
 	return pid, nil
 }
 
 // Thaw sends SIGCONT to pid; a pid that is gone is no error.
-func (b *Backend) Thaw(pid int) error {
-	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("thaw: sigcont %d: %w", pid, err)
-	}
-	return nil
-}
+func (b *Backend) Thaw(pid int) error { return proc.Thaw(pid) }

@@ -11,26 +11,25 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/oncepay/oncepay/internal/proc"
 	"github.com/oncepay/oncepay/loadtest/process"
 )
 
 // startSleep starts `sleep 60` working in dir, reaped at cleanup.
-func startSleep(t *testing.T, dir string) *exec.Cmd {
+func startSleep(t *testing.T, dir string) *proc.Proc {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("sleep", "60")
-	cmd.Dir = dir
-	if err := cmd.Start(); err != nil {
+	p, err := proc.Start(proc.Spec{Name: "sleep", Argv: []string{"sleep", "60"}, Dir: dir})
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	return cmd
+	t.Cleanup(p.Kill)
+	return p
 }
 
 func writePID(t *testing.T, dir string, pid int) {
@@ -43,18 +42,19 @@ func writePID(t *testing.T, dir string, pid int) {
 func TestKillReplica(t *testing.T) {
 	t.Parallel()
 	run := t.TempDir()
-	cmd := startSleep(t, filepath.Join(run, "api-1"))
-	writePID(t, filepath.Join(run, "api-1"), cmd.Process.Pid)
+	sleep := startSleep(t, filepath.Join(run, "api-1"))
+	writePID(t, filepath.Join(run, "api-1"), sleep.PID)
 	b := process.New(process.Config{RunDir: run, Replicas: map[string]process.Replica{"api-1": {Program: "sleep"}}})
 
 	pid, err := b.KillReplica(context.Background(), "api-1")
 	if err != nil {
 		t.Fatalf("KillReplica: %v", err)
 	}
-	if pid != cmd.Process.Pid {
-		t.Errorf("killed pid %d, want %d", pid, cmd.Process.Pid)
+	if pid != sleep.PID {
+		t.Errorf("killed pid %d, want %d", pid, sleep.PID)
 	}
-	err = cmd.Wait()
+	<-sleep.Done()
+	err = sleep.Err()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.String() != "signal: killed" {
 		t.Errorf("sleep ended with %v, want signal: killed", err)
@@ -72,8 +72,8 @@ func TestKillReplicaRefusesStrangers(t *testing.T) {
 		program string
 	}{
 		{"no pid file", "", "sleep"},
-		{"other program", strconv.Itoa(mine.Process.Pid), "api"},
-		{"other directory", strconv.Itoa(elsewhere.Process.Pid), "sleep"},
+		{"other program", strconv.Itoa(mine.PID), "api"},
+		{"other directory", strconv.Itoa(elsewhere.PID), "sleep"},
 		{"gone", "999999999", "sleep"},
 	}
 	for _, tt := range tests {
@@ -91,9 +91,9 @@ func TestKillReplicaRefusesStrangers(t *testing.T) {
 			}
 		})
 	}
-	for _, c := range []*exec.Cmd{elsewhere, mine} {
-		if err := syscall.Kill(c.Process.Pid, 0); err != nil {
-			t.Errorf("pid %d: %v; it must have been left alone", c.Process.Pid, err)
+	for _, p := range []*proc.Proc{elsewhere, mine} {
+		if !proc.Alive(p.PID) {
+			t.Errorf("pid %d is gone; it must have been left alone", p.PID)
 		}
 	}
 }

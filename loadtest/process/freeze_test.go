@@ -26,12 +26,12 @@ func TestFreezeThawAndKillWhileFrozen(t *testing.T) {
 	t.Parallel()
 	run := t.TempDir()
 	cmd := startSleep(t, filepath.Join(run, "worker-1"))
-	writePID(t, filepath.Join(run, "worker-1"), cmd.Process.Pid)
+	writePID(t, filepath.Join(run, "worker-1"), cmd.PID)
 	b := process.New(process.Config{RunDir: run, Replicas: map[string]process.Replica{"worker-1": {Program: "sleep"}}})
 
 	pid, err := b.Freeze(context.Background(), "worker-1")
-	if err != nil || pid != cmd.Process.Pid {
-		t.Fatalf("Freeze = %d, %v; want %d, nil", pid, err, cmd.Process.Pid)
+	if err != nil || pid != cmd.PID {
+		t.Fatalf("Freeze = %d, %v; want %d, nil", pid, err, cmd.PID)
 	}
 	if s := state(t, pid); s != "T" {
 		t.Errorf("frozen process state %q, want T (stopped)", s)

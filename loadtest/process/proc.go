@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/oncepay/oncepay/internal/proc"
 )
@@ -64,21 +63,4 @@ func isProgram(pid int, dir, program string) error {
 		return fmt.Errorf("pid %d works in %s, not %s (stale pid file?): %w", pid, cwd, want, ErrNotRunning)
 	}
 	return nil
-}
-
-// waitStopped waits, at most wait, until pid is stopped by a signal (T).
-func waitStopped(pid int, wait time.Duration) error {
-	deadline := time.Now().Add(wait)
-	for {
-		switch proc.State(pid) {
-		case 'T':
-			return nil
-		case 0, 'Z':
-			return fmt.Errorf("pid %d: %w", pid, ErrNotRunning)
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("pid %d not stopped %s after SIGSTOP", pid, wait)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }

@@ -18,3 +18,7 @@ require (
 )
 
 replace github.com/oncepay/oncepay/internal/redistest => ../../internal/redistest
+
+require github.com/oncepay/oncepay/internal/proc v0.0.0 // indirect
+
+replace github.com/oncepay/oncepay/internal/proc => ../../internal/proc

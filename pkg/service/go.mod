@@ -55,3 +55,7 @@ require (
 replace github.com/oncepay/oncepay/internal/testenv => ../../internal/testenv
 
 replace github.com/oncepay/oncepay/internal/redistest => ../../internal/redistest
+
+require github.com/oncepay/oncepay/internal/proc v0.0.0 // indirect
+
+replace github.com/oncepay/oncepay/internal/proc => ../../internal/proc

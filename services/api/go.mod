@@ -73,3 +73,7 @@ replace github.com/oncepay/oncepay/lua => ../../lua
 replace github.com/oncepay/oncepay/pkg/message => ../../pkg/message
 
 replace github.com/oncepay/oncepay/internal/redistest => ../../internal/redistest
+
+require github.com/oncepay/oncepay/internal/proc v0.0.0 // indirect
+
+replace github.com/oncepay/oncepay/internal/proc => ../../internal/proc

@@ -59,3 +59,7 @@ replace github.com/oncepay/oncepay/internal/testenv => ../../internal/testenv
 replace github.com/oncepay/oncepay/pkg/service => ../../pkg/service
 
 replace github.com/oncepay/oncepay/internal/redistest => ../../internal/redistest
+
+require github.com/oncepay/oncepay/internal/proc v0.0.0 // indirect
+
+replace github.com/oncepay/oncepay/internal/proc => ../../internal/proc

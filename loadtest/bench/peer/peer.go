@@ -154,6 +154,8 @@ func runCell(ctx context.Context, cfg Config, lib, op string, c, round int) (Cel
 		"-warmup", strconv.FormatFloat(cfg.Warmup.Seconds(), 'f', -1, 64),
 		"-prefix", fmt.Sprintf("r%d", round+1),
 	}
+	// The client speaks a line protocol over its stdin and stdout, which
+	// internal/proc does not offer; it is killed when the cell returns.
 	var cmd *exec.Cmd
 	if lib == LibPeer {
 		cmd = exec.CommandContext(ctx, "node", append([]string{filepath.Join(cfg.NodeDir, "client.mjs")}, flags...)...)

@@ -5,19 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/oncepay/oncepay/loadtest/bench/redisinfo"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/oncepay/oncepay/internal/proc"
 )
 
 // redisServer is a private redis-server with AOF everysec, one per cell, so
 // that every cell starts empty and no AOF rewrite runs during a window.
 type redisServer struct {
-	cmd *exec.Cmd
+	p   *proc.Proc
 	dir string
 	rdb *redis.Client
 }
@@ -27,15 +28,15 @@ func startRedis(ctx context.Context, bin string, port int) (*redisServer, error)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin,
+	p, err := proc.Start(proc.Spec{Name: "redis-server", Argv: []string{bin,
 		"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
 		"--save", "", "--appendonly", "yes", "--appendfsync", "everysec",
-		"--auto-aof-rewrite-percentage", "0", "--logfile", dir+"/redis.log")
-	if err := cmd.Start(); err != nil {
+		"--auto-aof-rewrite-percentage", "0", "--logfile", dir + "/redis.log"}})
+	if err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("redis-server: %w", err)
+		return nil, err
 	}
-	r := &redisServer{cmd: cmd, dir: dir, rdb: redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port), MaxRetries: -1})}
+	r := &redisServer{p: p, dir: dir, rdb: redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port), MaxRetries: -1})}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		err := r.rdb.Ping(ctx).Err()
@@ -50,20 +51,11 @@ func startRedis(ctx context.Context, bin string, port int) (*redisServer, error)
 	}
 }
 
-// stop ends the server by pid and removes its directory.
+// stop ends the server (SIGTERM, SIGKILL after 5 s) and removes its
+// directory.
 func (r *redisServer) stop() {
 	r.rdb.Close()
-	if r.cmd.Process != nil {
-		_ = r.cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = r.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = r.cmd.Process.Kill()
-			<-done
-		}
-	}
+	_ = r.p.Stop(5 * time.Second)
 	os.RemoveAll(r.dir)
 }
 

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oncepay/oncepay/internal/proc"
 	"github.com/oncepay/oncepay/pkg/idem/naive"
 )
 
@@ -27,7 +28,7 @@ type runtime struct {
 // up starts the local runtime with strategy s; scripts/local restarts the
 // api and worker processes whose configuration changed.
 func (rt runtime) up(ctx context.Context, s naive.Strategy) error {
-	return rt.exec(ctx, []string{"IDEM_STRATEGY=" + string(s)}, filepath.Join(rt.repo, "scripts/local"), "up")
+	return rt.run(ctx, []string{"IDEM_STRATEGY=" + string(s)}, 10*time.Minute, "scripts/local", "up")
 }
 
 // chaos runs loadtest/run chaos into dir. Its exit status is not an error
@@ -42,7 +43,7 @@ func (rt runtime) chaos(ctx context.Context, s naive.Strategy, dir string, c con
 		fmt.Sprintf("REPRO=make compare COMPARE_STRATEGIES=%s COMPARE_DURATION=%s COMPARE_RATE=%d COMPARE_DRAIN=%s COMPARE_SEED=%d COMPARE_PSP_FAIL_AFTER=%g",
 			s, c.Duration, c.Rate, c.Drain, c.Seed, c.PSPFailAfter),
 	}
-	err := rt.exec(ctx, env, filepath.Join(rt.repo, "loadtest/run"), "chaos")
+	err := rt.run(ctx, env, c.Duration+c.Drain+15*time.Minute, "loadtest/run", "chaos")
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -54,14 +55,11 @@ func (rt runtime) chaos(ctx context.Context, s naive.Strategy, dir string, c con
 
 // env returns the runtime's service addresses, from scripts/local env.
 func (rt runtime) env(ctx context.Context) (map[string]string, error) {
-	cmd := exec.CommandContext(ctx, filepath.Join(rt.repo, "scripts/local"), "env")
-	cmd.Dir = rt.repo
-	cmd.Stderr = rt.log
-	out, err := cmd.Output()
+	r, err := proc.Run(ctx, proc.Spec{Name: "scripts/local env", Argv: []string{filepath.Join(rt.repo, "scripts/local"), "env"}, Dir: rt.repo}, time.Minute)
 	if err != nil {
-		return nil, fmt.Errorf("scripts/local env: %w", err)
+		return nil, err
 	}
-	return parseExports(out), nil
+	return parseExports([]byte(r.Out)), nil
 }
 
 // parseExports reads `export NAME='value'` lines.
@@ -82,16 +80,14 @@ func parseExports(b []byte) map[string]string {
 	return env
 }
 
-func (rt runtime) exec(ctx context.Context, env []string, name string, args ...string) error {
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = rt.repo
-	cmd.Env = append(cmd.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = rt.log, rt.log
-	cmd.WaitDelay = 30 * time.Second
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s %s: %w", filepath.Base(name), strings.Join(args, " "), err)
-	}
-	return nil
+// run runs the repository's script (a path relative to the repository)
+// with args and env added, its output going to rt.log, within timeout.
+func (rt runtime) run(ctx context.Context, env []string, timeout time.Duration, script string, args ...string) error {
+	_, err := proc.Run(ctx, proc.Spec{
+		Name: script + " " + strings.Join(args, " "), Argv: append([]string{filepath.Join(rt.repo, script)}, args...),
+		Env: env, Dir: rt.repo, Log: rt.log,
+	}, timeout)
+	return err
 }
 
 // checkStrategy waits until every address answers /readyz 200 and shows s

@@ -172,6 +172,8 @@ func TestRunDrainsOnSIGTERM(t *testing.T) {
 		inflight <- result{ch, err}
 	}()
 	time.Sleep(150 * time.Millisecond) // the charge is now sleeping its latency
+	// The test signals itself, not a child: run, in this process, must
+	// drain on the SIGTERM a supervisor sends. internal/proc has no part here.
 	if err := syscall.Kill(syscall.Getpid(), syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
