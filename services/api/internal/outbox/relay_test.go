@@ -11,12 +11,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncepay/oncepay/internal/testenv"
 	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/services/api/internal/metrics"
 	"github.com/oncepay/oncepay/services/api/internal/outbox"
-	"github.com/oncepay/oncepay/services/api/migrations"
+	"github.com/oncepay/oncepay/services/api/migrations/migrationstest"
 	"github.com/prometheus/client_golang/prometheus"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -29,16 +28,9 @@ var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
 func TestRelayReplicasPublishEachRowOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, testenv.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	if _, err := migrations.Apply(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	pool := migrationstest.NewPool(t)
 	const rows = 40
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		for i := range rows {
 			id := fmt.Sprintf("pay_%02d", i)
 			if _, err := tx.Exec(ctx, `INSERT INTO payments (id, merchant_id, idempotency_key, request_fingerprint,
