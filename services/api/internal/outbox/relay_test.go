@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/oncepay/oncepay/internal/testenv"
 	"github.com/oncepay/oncepay/pkg/message"
+	"github.com/oncepay/oncepay/pkg/message/messagetest"
 	"github.com/oncepay/oncepay/services/api/internal/metrics"
 	"github.com/oncepay/oncepay/services/api/internal/outbox"
 	"github.com/oncepay/oncepay/services/api/migrations/migrationstest"
@@ -106,23 +107,7 @@ func testTopology(t *testing.T, amqpURL string) message.Topology {
 	t.Helper()
 	name := testenv.Name(t, "payments")
 	topo := message.Topology{Exchange: name, Queue: name + ".charge", DeliveryLimit: message.DefaultDeliveryLimit}
-	t.Cleanup(func() {
-		conn, err := amqp.Dial(amqpURL)
-		if err != nil {
-			return
-		}
-		defer conn.Close()
-		ch, err := conn.Channel()
-		if err != nil {
-			return
-		}
-		for _, q := range []string{topo.Queue, topo.DeadLetterQueue()} {
-			ch.QueueDelete(q, false, false, false)
-		}
-		for _, x := range []string{topo.Exchange, topo.DeadLetterExchange()} {
-			ch.ExchangeDelete(x, false, false)
-		}
-	})
+	t.Cleanup(func() { messagetest.DeleteTopology(amqpURL, topo) })
 	return topo
 }
 
