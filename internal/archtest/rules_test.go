@@ -98,3 +98,32 @@ func TestLibraryModuleGraph(t *testing.T) {
 		})
 	}
 }
+
+// teachingBinaries are the binaries that have a teaching build (-tags
+// compare); rule 5 checks that their production build links no teaching
+// strategy.
+var teachingBinaries = []string{
+	Module + "/services/api/cmd/api",
+	Module + "/services/worker/cmd/worker",
+}
+
+// TestTeachingBuildLinksStrategies checks the other half of rule 5: the
+// teaching build of each teachingBinaries entry does link pkg/idem/naive,
+// so the production check is not vacuous.
+func TestTeachingBuildLinksStrategies(t *testing.T) {
+	root := workspace(t)
+	args := append([]string{"list", "-tags", "compare", "-deps", "-json=ImportPath,Name,Imports,Standard,DepOnly"}, teachingBinaries...)
+	g, err := ReadGraph(bytes.NewReader(goCmd(t, root, nil, args...)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bin := range teachingBinaries {
+		if _, ok := g[bin]; !ok {
+			t.Errorf("go list -tags compare did not list %s", bin)
+			continue
+		}
+		if g.Chain(bin, IsTeaching) == "" {
+			t.Errorf("%s built with -tags compare links no package of pkg/idem/naive", bin)
+		}
+	}
+}

@@ -23,7 +23,7 @@ import (
 	"github.com/oncepay/oncepay/loadtest/fault"
 	"github.com/oncepay/oncepay/loadtest/record"
 	"github.com/oncepay/oncepay/loadtest/verify"
-	"github.com/oncepay/oncepay/services/api/migrations"
+	"github.com/oncepay/oncepay/services/api/migrations/migrationstest"
 )
 
 // redisDB is this module's Redis database in the shared harness.
@@ -49,15 +49,8 @@ type world struct {
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	testenv.Integration(t)
-	ctx := context.Background()
-	db, err := pgxpool.New(ctx, testenv.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	if _, err := migrations.Apply(ctx, db); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
+	db := migrationstest.NewPool(t)
+	var err error
 	w := &world{t: t, runID: strings.ReplaceAll(testenv.Name(t, "run"), "-", ""), db: db, rdb: testenv.Redis(t, redisDB)}
 	t.Cleanup(func() {
 		keys, _ := w.rdb.Keys(context.Background(), "idem:v1:{*:"+w.runID+"-*").Result()

@@ -53,6 +53,9 @@ var topologyCases = []topologyCase{
 	{"ReleaseThenAcquire", time.Minute, func(t *testing.T, s *idem.Store, rdb redis.UniversalClient, k idem.Key) {
 		ctx := context.Background()
 		c := begin(t, s, k, "charge", "fp")
+		if _, err := s.Begin(ctx, k, "charge", "fp"); !errors.Is(err, idem.ErrInProgress) {
+			t.Fatalf("Begin while held: %v, want ErrInProgress", err)
+		}
 		if err := c.Lease.Release(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +83,10 @@ var topologyCases = []topologyCase{
 	{"TakeoverFencesTheStaleOwner", 150 * time.Millisecond, func(t *testing.T, s *idem.Store, rdb redis.UniversalClient, k idem.Key) {
 		ctx := context.Background()
 		first := begin(t, s, k, "charge", "fp")
-		time.Sleep(250 * time.Millisecond)
+		if first.Outcome != idem.Acquired || first.Attempt != 1 || first.TakeOver {
+			t.Fatalf("first claim = %+v, want acquired attempt 1", first)
+		}
+		time.Sleep(250 * time.Millisecond) // the first owner stalls past its lease
 		second := begin(t, s, k, "charge", "fp")
 		if second.Outcome != idem.Acquired || second.Attempt != 2 || !second.TakeOver {
 			t.Fatalf("second claim = %+v, want takeover with attempt 2", second)
@@ -93,8 +99,14 @@ var topologyCases = []topologyCase{
 				t.Fatalf("stale %s: %v, want ErrLost", name, err)
 			}
 		}
+		if got, _ := rdb.HGet(ctx, k.String(), "charge:owner").Result(); got != second.Lease.Owner() {
+			t.Fatalf("owner after stale calls = %q, want the second owner %q", got, second.Lease.Owner())
+		}
 		if err := second.Lease.Complete(ctx, []byte("fresh")); err != nil {
 			t.Fatal(err)
+		}
+		if err := first.Lease.Complete(ctx, []byte("stale")); !errors.Is(err, idem.ErrLost) {
+			t.Fatalf("stale Complete after completion: %v, want ErrLost", err)
 		}
 		if r := begin(t, s, k, "charge", "fp"); r.Outcome != idem.Completed || string(r.Result) != "fresh" {
 			t.Fatalf("replay = %+v, want completed with %q", r, "fresh")
@@ -113,7 +125,7 @@ var topologyCases = []topologyCase{
 			t.Fatalf("Begin with another fingerprint after completion: %v, want ErrMismatch", err)
 		}
 	}},
-	{"StagesShareOneHash", time.Minute, func(t *testing.T, s *idem.Store, rdb redis.UniversalClient, k idem.Key) {
+	{"StagesAreIndependentInOneHash", time.Minute, func(t *testing.T, s *idem.Store, rdb redis.UniversalClient, k idem.Key) {
 		ctx := context.Background()
 		api := begin(t, s, k, "api", "http-fp")
 		if err := api.Lease.Complete(ctx, []byte("202")); err != nil {
@@ -129,6 +141,21 @@ var topologyCases = []topologyCase{
 		}
 		if fields["api:state"] != "C" || fields["charge:state"] != "P" {
 			t.Fatalf("hash = %v, want api completed and charge pending in one record", fields)
+		}
+		if r := begin(t, s, k, "api", "http-fp"); r.Outcome != idem.Completed || string(r.Result) != "202" {
+			t.Fatalf("api replay while charge pending = %+v", r)
+		}
+		if err := charge.Lease.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if r := begin(t, s, k, "api", "http-fp"); r.Outcome != idem.Completed {
+			t.Fatalf("releasing charge touched api: %+v", r)
+		}
+		if fields, err = rdb.HGetAll(ctx, k.String()).Result(); err != nil {
+			t.Fatal(err)
+		}
+		if fields["api:state"] != "C" || fields["charge:state"] != "" || fields["charge:attempt"] != "1" {
+			t.Fatalf("hash = %v, want api completed and charge released with attempt 1", fields)
 		}
 	}},
 	{"RaceOneWinner", 10 * time.Second, func(t *testing.T, s *idem.Store, rdb redis.UniversalClient, k idem.Key) {
@@ -146,10 +173,11 @@ var topologyCases = []topologyCase{
 				c, err := s.Begin(context.Background(), k, "api", "fp")
 				mu.Lock()
 				defer mu.Unlock()
+				var ip *idem.InProgressError
 				switch {
 				case err == nil && c.Outcome == idem.Acquired:
 					acquired++
-				case errors.Is(err, idem.ErrInProgress):
+				case errors.As(err, &ip) && ip.RetryAfter > 0 && ip.RetryAfter <= 10*time.Second:
 					busy++
 				default:
 					other = append(other, fmt.Errorf("claim %+v, err %v", c, err))

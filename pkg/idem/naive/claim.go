@@ -100,6 +100,19 @@ func (l *Lease) run(ctx context.Context, op idem.Op, fn func(context.Context) er
 	return err
 }
 
+// timedBegin runs begin on the Redis key of stage of k, bounded by
+// cfg.Timeout, and reports the call to cfg.Observe: the part of Begin that
+// every strategy shares.
+func timedBegin(ctx context.Context, cfg idem.Config, k idem.Key, stage string, begin func(ctx context.Context, key string) (Claim, error)) (Claim, error) {
+	start := time.Now()
+	key := redisKey(k, stage)
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	c, err := begin(ctx, key)
+	report(cfg, idem.OpBegin, stage, start, c, err)
+	return c, err
+}
+
 // defaults fills cfg's zero fields with idem's defaults.
 func defaults(cfg idem.Config) idem.Config {
 	if cfg.Lease <= 0 {

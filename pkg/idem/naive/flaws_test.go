@@ -17,7 +17,7 @@ import (
 
 // TestGetThenSetConcurrentBeginsAllAcquire: every request that reads before
 // the first one writes runs the work (the real boundary lets exactly one
-// through: idem's TestBeginRaceOneWinner).
+// through: idem's RaceOneWinner contract case).
 func TestGetThenSetConcurrentBeginsAllAcquire(t *testing.T) {
 	t.Parallel()
 	s := naive.NewGetThenSet(newRedis(t), idem.Config{})
@@ -131,7 +131,7 @@ func TestSetNXMarkerDeleteHasNoOwner(t *testing.T) {
 // mark, a second owner runs the same work and completes, then the first
 // completes too, unconditionally, over the second's result, and is told
 // nothing. The real boundary answers the stale owner ErrLost and keeps the
-// newer result (idem's TestStaleOwnerCannotOverwrite).
+// newer result (idem's TakeoverFencesTheStaleOwner contract case).
 func TestLockThenCheckLateCompletionOverwrites(t *testing.T) {
 	t.Parallel()
 	const lease = 150 * time.Millisecond

@@ -3,7 +3,6 @@ package naive
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/oncepay/oncepay/pkg/idem"
 	"github.com/redis/go-redis/v9"
@@ -37,23 +36,17 @@ func NewGetThenSet(rdb Commands, cfg idem.Config) *GetThenSet {
 // when nothing is stored. The fingerprint is ignored. Redis errors wrap
 // idem.ErrUnavailable.
 func (s *GetThenSet) Begin(ctx context.Context, k idem.Key, stage, fingerprint string) (Claim, error) {
-	start := time.Now()
-	key := redisKey(k, stage)
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
-	defer cancel()
-	var c Claim
-	v, err := s.rdb.Get(ctx, key).Bytes()
-	switch {
-	case errors.Is(err, redis.Nil):
-		c, err = Claim{Outcome: idem.Acquired, Lease: &Lease{
-			key: key, stage: stage, cfg: s.cfg,
-			complete: storeResult(s.rdb, key, s.cfg.Retention), release: nothing,
-		}}, nil
-	case err != nil:
-		err = unavailable(idem.OpBegin, key, err)
-	default:
-		c = Claim{Outcome: idem.Completed, Result: v}
-	}
-	report(s.cfg, idem.OpBegin, stage, start, c, err)
-	return c, err
+	return timedBegin(ctx, s.cfg, k, stage, func(ctx context.Context, key string) (Claim, error) {
+		v, err := s.rdb.Get(ctx, key).Bytes()
+		switch {
+		case errors.Is(err, redis.Nil):
+			return Claim{Outcome: idem.Acquired, Lease: &Lease{
+				key: key, stage: stage, cfg: s.cfg,
+				complete: storeResult(s.rdb, key, s.cfg.Retention), release: nothing,
+			}}, nil
+		case err != nil:
+			return Claim{}, unavailable(idem.OpBegin, key, err)
+		}
+		return Claim{Outcome: idem.Completed, Result: v}, nil
+	})
 }

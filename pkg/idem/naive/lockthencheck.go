@@ -53,13 +53,9 @@ func NewLockThenCheck(rdb Commands, cfg idem.Config, lock time.Duration) *LockTh
 // after marking the key. The fingerprint is ignored. Redis errors wrap
 // idem.ErrUnavailable.
 func (s *LockThenCheck) Begin(ctx context.Context, k idem.Key, stage, fingerprint string) (Claim, error) {
-	start := time.Now()
-	key := redisKey(k, stage)
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
-	defer cancel()
-	c, err := s.begin(ctx, key, stage)
-	report(s.cfg, idem.OpBegin, stage, start, c, err)
-	return c, err
+	return timedBegin(ctx, s.cfg, k, stage, func(ctx context.Context, key string) (Claim, error) {
+		return s.begin(ctx, key, stage)
+	})
 }
 
 func (s *LockThenCheck) begin(ctx context.Context, key, stage string) (Claim, error) {

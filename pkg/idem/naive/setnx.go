@@ -3,7 +3,6 @@ package naive
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/oncepay/oncepay/pkg/idem"
 	"github.com/redis/go-redis/v9"
@@ -42,13 +41,9 @@ func NewSetNXMarker(rdb Commands, cfg idem.Config) *SetNXMarker {
 // Completed with the stored result otherwise. The fingerprint is ignored.
 // Redis errors wrap idem.ErrUnavailable.
 func (s *SetNXMarker) Begin(ctx context.Context, k idem.Key, stage, fingerprint string) (Claim, error) {
-	start := time.Now()
-	key := redisKey(k, stage)
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
-	defer cancel()
-	c, err := s.begin(ctx, key, stage)
-	report(s.cfg, idem.OpBegin, stage, start, c, err)
-	return c, err
+	return timedBegin(ctx, s.cfg, k, stage, func(ctx context.Context, key string) (Claim, error) {
+		return s.begin(ctx, key, stage)
+	})
 }
 
 func (s *SetNXMarker) begin(ctx context.Context, key, stage string) (Claim, error) {

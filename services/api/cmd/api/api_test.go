@@ -18,8 +18,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncepay/oncepay/internal/testenv"
 	"github.com/oncepay/oncepay/pkg/message"
+	"github.com/oncepay/oncepay/pkg/message/messagetest"
 	"github.com/oncepay/oncepay/services/api/migrations"
-	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -126,7 +126,7 @@ func startAPI(t testing.TB, o apiOptions) *api {
 		if t.Failed() {
 			t.Logf("api logs:\n%s", a.logs.String())
 		}
-		deleteTopology(a.amqpURL, message.Topology{Exchange: a.exchange, Queue: a.exchange + ".charge"})
+		messagetest.DeleteTopology(a.amqpURL, message.Topology{Exchange: a.exchange, Queue: a.exchange + ".charge"})
 	})
 
 	select {
@@ -165,26 +165,6 @@ func waitStatus(t testing.TB, url string, status int, within time.Duration) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("GET %s did not answer %d within %s; last: %s", url, status, within, last)
-}
-
-// deleteTopology deletes the queues and exchanges of t that the api
-// declared.
-func deleteTopology(amqpURL string, t message.Topology) {
-	conn, err := amqp.DialConfig(amqpURL, amqp.Config{Dial: amqp.DefaultDial(2 * time.Second)})
-	if err != nil {
-		return
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		return
-	}
-	for _, q := range []string{t.Queue, t.DeadLetterQueue()} {
-		ch.QueueDelete(q, false, false, false)
-	}
-	for _, x := range []string{t.Exchange, t.DeadLetterExchange()} {
-		ch.ExchangeDelete(x, false, false)
-	}
 }
 
 // logSink collects the api's JSON log lines and reports the listening

@@ -11,14 +11,11 @@ import (
 	"github.com/oncepay/oncepay/internal/testenv"
 )
 
-// TestConcurrentIdenticalRequests: 50 identical requests at once create
-// exactly one payment; every other answer is a 409 or a byte-identical
-// replay of the one 202.
-func TestConcurrentIdenticalRequests(t *testing.T) {
-	t.Parallel()
-	a := startAPI(t, apiOptions{})
-	key := testenv.Name(t, "k")
-	const n = 50
+// postAtOnce sends n identical payment requests of merchant A under key
+// at once (they wait on one signal) and returns their answers, in no
+// particular order.
+func (a *api) postAtOnce(t *testing.T, key string, n int) []response {
+	t.Helper()
 	answers := make([]response, n)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -30,6 +27,17 @@ func TestConcurrentIdenticalRequests(t *testing.T) {
 	}
 	close(start)
 	wg.Wait()
+	return answers
+}
+
+// TestConcurrentIdenticalRequests: 50 identical requests at once create
+// exactly one payment; every other answer is a 409 or a byte-identical
+// replay of the one 202.
+func TestConcurrentIdenticalRequests(t *testing.T) {
+	t.Parallel()
+	a := startAPI(t, apiOptions{})
+	key := testenv.Name(t, "k")
+	answers := a.postAtOnce(t, key, 50)
 
 	var first []byte
 	fresh, replays, conflicts := 0, 0, 0

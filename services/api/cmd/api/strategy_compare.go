@@ -55,8 +55,7 @@ func boundaryFor(ctx context.Context, log *slog.Logger, name string, rdb *redis.
 	case naive.StrategyNoBackstop:
 		pays = noBackstop{pays}
 	}
-	go warnLoudly(ctx, log, s, time.Minute)
-	return b, pays, map[string]string{"idempotency_strategy": string(s), "warning": s.Warning()}
+	return b, pays, s.Announce(ctx, log, time.Minute)
 }
 
 // noBackstop writes payments as a table without the UNIQUE (merchant_id,
@@ -76,19 +75,4 @@ func (s noBackstop) Create(ctx context.Context, p payments.Payment, first paymen
 	}
 	p.IdempotencyKey = naive.NoBackstopAlias(p.IdempotencyKey, p.ID) // p.ID is fresh and was not inserted
 	return s.PaymentStore.Create(ctx, p, first)
-}
-
-// warnLoudly logs s's warning at WARN now and every interval until ctx
-// ends, so that nobody reads this api's logs without seeing it.
-func warnLoudly(ctx context.Context, log *slog.Logger, s naive.Strategy, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		log.Warn(s.Warning(), "idem_strategy", string(s))
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }

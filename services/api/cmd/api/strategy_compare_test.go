@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"sync"
 	"testing"
 
 	"github.com/oncepay/oncepay/internal/testenv"
@@ -86,17 +85,7 @@ func TestGetThenSetConcurrentRequestsMeetTheBackstop(t *testing.T) {
 	a := startAPI(t, apiOptions{env: map[string]string{"IDEM_STRATEGY": "get-then-set"}})
 	key := testenv.Name(t, "k")
 	const n = 30
-	answers := make([]response, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			answers[i] = a.post(t, a.merchantA, key, paymentBody)
-		})
-	}
-	close(start)
-	wg.Wait()
+	answers := a.postAtOnce(t, key, n)
 	for _, r := range answers {
 		if r.Status != http.StatusAccepted || !bytes.Equal(r.Body, answers[0].Body) {
 			t.Fatalf("answer %d %s, want every answer the same 202 %s", r.Status, r.Body, answers[0].Body)

@@ -1,9 +1,7 @@
 package config
 
 import (
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/oncepay/oncepay/pkg/service/envconf"
@@ -14,37 +12,23 @@ import (
 var configurationDoc = filepath.Join("..", "..", "..", "..", "docs", "configuration.md")
 
 // TestConfigurationDoc fails when docs/configuration.md and the code
-// disagree: a variable read but not documented, documented but not read,
-// or documented with another default. Each loader runs on an empty
-// environment and its Parser's Vars are compared with the tables of its
-// command; serve reads the shared Postgres pool timeouts too.
+// disagree (see envdoc.Check). Each loader runs on an empty environment
+// and its Parser's Vars are compared with the tables of its command; serve
+// reads the shared Postgres pool timeouts too.
 func TestConfigurationDoc(t *testing.T) {
 	t.Parallel()
-	doc, err := os.ReadFile(configurationDoc)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, tt := range []struct {
 		command string
 		load    func(*envconf.Parser)
-		tables  []string
+		tables  []envdoc.Ref
 	}{
-		{"api serve", func(p *envconf.Parser) { loadServe(p, "host-1") }, []string{"api serve", "Postgres pool timeouts"}},
-		{"api migrate", func(p *envconf.Parser) { loadMigrate(p, "host-1") }, []string{"api migrate"}},
+		{"api serve", func(p *envconf.Parser) { loadServe(p, "host-1") }, []envdoc.Ref{{Heading: "api serve"}, {Heading: "Postgres pool timeouts"}}},
+		{"api migrate", func(p *envconf.Parser) { loadMigrate(p, "host-1") }, []envdoc.Ref{{Heading: "api migrate"}}},
 	} {
 		p := envconf.New(func(string) string { return "" })
 		tt.load(p)
-		var rows []envdoc.Row
-		for _, heading := range tt.tables {
-			r, err := envdoc.Table(doc, heading)
-			if err != nil {
-				t.Fatalf("%s: %v", configurationDoc, err)
-			}
-			rows = append(rows, r...)
-		}
-		if diffs := envdoc.Compare(p.Vars(), rows); diffs != nil {
-			t.Errorf("%s: the tables %q disagree with what %s reads; update the doc or the code:\n%s",
-				configurationDoc, tt.tables, tt.command, strings.Join(diffs, "\n"))
+		if err := envdoc.Check(configurationDoc, p.Vars(), tt.tables...); err != nil {
+			t.Errorf("%s: %v", tt.command, err)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncepay/oncepay/internal/testenv"
 	"github.com/oncepay/oncepay/services/api/internal/outbox"
+	"github.com/oncepay/oncepay/services/api/migrations/migrationstest"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -21,7 +22,7 @@ import (
 func TestSendMarksConfirmedRowsInBatches(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := sweepDB(t)
+	pool := migrationstest.NewPool(t)
 	const n = 30
 	rows := make([]row, n)
 	for i := range rows {

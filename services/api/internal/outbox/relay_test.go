@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncepay/oncepay/internal/testenv"
 	"github.com/oncepay/oncepay/pkg/message"
+	"github.com/oncepay/oncepay/pkg/message/messagetest"
 	"github.com/oncepay/oncepay/services/api/internal/metrics"
 	"github.com/oncepay/oncepay/services/api/internal/outbox"
-	"github.com/oncepay/oncepay/services/api/migrations"
+	"github.com/oncepay/oncepay/services/api/migrations/migrationstest"
 	"github.com/prometheus/client_golang/prometheus"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -29,16 +29,9 @@ var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
 func TestRelayReplicasPublishEachRowOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, testenv.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	if _, err := migrations.Apply(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	pool := migrationstest.NewPool(t)
 	const rows = 40
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		for i := range rows {
 			id := fmt.Sprintf("pay_%02d", i)
 			if _, err := tx.Exec(ctx, `INSERT INTO payments (id, merchant_id, idempotency_key, request_fingerprint,
@@ -114,23 +107,7 @@ func testTopology(t *testing.T, amqpURL string) message.Topology {
 	t.Helper()
 	name := testenv.Name(t, "payments")
 	topo := message.Topology{Exchange: name, Queue: name + ".charge", DeliveryLimit: message.DefaultDeliveryLimit}
-	t.Cleanup(func() {
-		conn, err := amqp.Dial(amqpURL)
-		if err != nil {
-			return
-		}
-		defer conn.Close()
-		ch, err := conn.Channel()
-		if err != nil {
-			return
-		}
-		for _, q := range []string{topo.Queue, topo.DeadLetterQueue()} {
-			ch.QueueDelete(q, false, false, false)
-		}
-		for _, x := range []string{topo.Exchange, topo.DeadLetterExchange()} {
-			ch.ExchangeDelete(x, false, false)
-		}
-	})
+	t.Cleanup(func() { messagetest.DeleteTopology(amqpURL, topo) })
 	return topo
 }
 

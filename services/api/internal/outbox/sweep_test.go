@@ -11,25 +11,10 @@ import (
 	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/services/api/internal/metrics"
 	"github.com/oncepay/oncepay/services/api/internal/outbox"
-	"github.com/oncepay/oncepay/services/api/migrations"
+	"github.com/oncepay/oncepay/services/api/migrations/migrationstest"
 	"github.com/prometheus/client_golang/prometheus"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
-
-// sweepDB is a migrated database of one test.
-func sweepDB(t *testing.T) *pgxpool.Pool {
-	t.Helper()
-	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, testenv.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	if _, err := migrations.Apply(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
-	return pool
-}
 
 // row describes a payment and its outbox row as the sweeper finds them.
 type row struct {
@@ -123,7 +108,7 @@ func received(deliveries <-chan amqp.Delivery, d time.Duration) []string {
 func TestSweepRepublishesPendingPayments(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := sweepDB(t)
+	pool := migrationstest.NewPool(t)
 	const age, limit = 5 * time.Second, 2
 	insertRows(t, pool,
 		row{id: "pay_lost", status: "pending", age: time.Minute, published: time.Minute},
@@ -188,7 +173,7 @@ func TestSweepRepublishesPendingPayments(t *testing.T) {
 func TestSweepReplicasPublishEachPaymentOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := sweepDB(t)
+	pool := migrationstest.NewPool(t)
 	const stuck = 40
 	var rows []row
 	for i := range stuck {

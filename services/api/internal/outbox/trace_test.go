@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -16,7 +15,7 @@ import (
 	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/services/api/internal/metrics"
 	"github.com/oncepay/oncepay/services/api/internal/outbox"
-	"github.com/oncepay/oncepay/services/api/migrations"
+	"github.com/oncepay/oncepay/services/api/migrations/migrationstest"
 )
 
 // A row written under a traced request and published later by the relay
@@ -26,19 +25,12 @@ import (
 func TestRelayPublishJoinsTheRequestTrace(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, testenv.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	if _, err := migrations.Apply(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	pool := migrationstest.NewPool(t)
 	rec := tracetest.NewSpanRecorder()
 	tracer := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)).Tracer("test")
 
 	reqCtx, req := tracer.Start(ctx, "POST /v1/payments", trace.WithSpanKind(trace.SpanKindServer))
-	err = pgx.BeginFunc(reqCtx, pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(reqCtx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(reqCtx, `INSERT INTO payments (id, merchant_id, idempotency_key, request_fingerprint,
 				amount, currency, customer_id, response_status, response_body, created_at, updated_at)
 			VALUES ('pay_t', 'm', 'k', 'fp', 1, 'EUR', 'c', 202, '{}', now(), now())`); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/oncepay/oncepay/internal/testenv"
 	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/services/api/internal/outbox"
+	"github.com/oncepay/oncepay/services/api/migrations/migrationstest"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -24,7 +25,7 @@ import (
 func TestUnroutableIsNotPublished(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := sweepDB(t)
+	pool := migrationstest.NewPool(t)
 	insertRows(t, pool, row{id: "pay_unroutable", status: "pending"})
 	msgs := outboxMessages(t, pool)
 	amqpURL := testenv.AMQPURL(t)

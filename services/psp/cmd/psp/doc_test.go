@@ -1,9 +1,7 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,32 +13,15 @@ import (
 var configurationDoc = filepath.Join("..", "..", "..", "..", "docs", "configuration.md")
 
 // TestConfigurationDoc fails when docs/configuration.md and the code
-// disagree: a variable read but not documented, documented but not read,
-// or documented with another default. load runs on an empty environment
-// and its Parser's Vars are compared with the psp's table and the shared
-// Postgres pool timeouts, which the psp reads with the prefix PSP_.
+// disagree (see envdoc.Check). load runs on an empty environment and its
+// Parser's Vars are compared with the psp's table and the shared Postgres
+// pool timeouts, which the psp reads with the prefix PSP_.
 func TestConfigurationDoc(t *testing.T) {
 	t.Parallel()
-	doc, err := os.ReadFile(configurationDoc)
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := envconf.New(func(string) string { return "" })
 	load(p, time.Now())
-	rows, err := envdoc.Table(doc, "psp")
-	if err != nil {
-		t.Fatalf("%s: %v", configurationDoc, err)
-	}
-	pool, err := envdoc.Table(doc, "Postgres pool timeouts")
-	if err != nil {
-		t.Fatalf("%s: %v", configurationDoc, err)
-	}
-	for _, r := range pool {
-		r.Name = "PSP_" + r.Name
-		rows = append(rows, r)
-	}
-	if diffs := envdoc.Compare(p.Vars(), rows); diffs != nil {
-		t.Errorf("%s disagrees with what the psp reads; update the doc or the code:\n%s",
-			configurationDoc, strings.Join(diffs, "\n"))
+	if err := envdoc.Check(configurationDoc, p.Vars(),
+		envdoc.Ref{Heading: "psp"}, envdoc.Ref{Heading: "Postgres pool timeouts", Prefix: "PSP_"}); err != nil {
+		t.Error(err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncepay/oncepay/internal/testenv"
 	"github.com/oncepay/oncepay/pkg/message"
+	"github.com/oncepay/oncepay/pkg/message/messagetest"
 	"github.com/oncepay/oncepay/services/api/migrations"
 	"github.com/oncepay/oncepay/services/psp/pspclient"
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -111,24 +112,11 @@ func (e *env) declare() {
 
 // deleteTopology removes the test's queues and exchanges.
 func (e *env) deleteTopology() {
-	conn := dialAMQP(e.t, e.amqpURL)
-	defer conn.Close()
-	queues := []string{e.topo.Queue, e.topo.DeadLetterQueue()}
+	var retries []string
 	for i := range e.topo.RetryDelays {
-		queues = append(queues, e.topo.RetryQueue(i))
+		retries = append(retries, e.topo.RetryQueue(i))
 	}
-	for _, q := range queues {
-		if ch, err := conn.Channel(); err == nil {
-			_, _ = ch.QueueDelete(q, false, false, false)
-			ch.Close()
-		}
-	}
-	for _, x := range []string{e.topo.Exchange, e.topo.DeadLetterExchange()} {
-		if ch, err := conn.Channel(); err == nil {
-			_ = ch.ExchangeDelete(x, false, false)
-			ch.Close()
-		}
-	}
+	messagetest.DeleteTopology(e.amqpURL, e.topo.Topology, retries...)
 }
 
 // workerEnv is the environment of a worker in this env, with extra on top.
@@ -238,6 +226,57 @@ func (e *env) ledger(id string) pspclient.Ledger {
 		e.t.Fatalf("psp ledger: %v", err)
 	}
 	return l
+}
+
+// afterLostAnswer waits until the psp has charged payment id and withheld
+// its answer (an OutcomeFailAfter call; the env must run with
+// PSP_FAIL_AFTER_RATE=1), then turns fail-after off and waits for the
+// payment to reach a terminal status.
+func (e *env) afterLostAnswer(id string) {
+	e.t.Helper()
+	eventually(e.t, 10*time.Second, func() string {
+		for _, c := range e.ledger(id).Calls {
+			if c.Outcome == pspclient.OutcomeFailAfter {
+				return ""
+			}
+		}
+		return "no fail_after call yet"
+	})
+	e.setPSP(pspclient.ConfigPatch{FailAfterRate: new(0.0)})
+	e.waitTerminal(15*time.Second, id)
+}
+
+// waitClaimed waits up to 10s until a worker holds the charge stage of
+// the payment under key: the stage is pending in Redis.
+func (e *env) waitClaimed(key string) {
+	e.t.Helper()
+	hash := "idem:v1:{" + e.merchant + ":" + key + "}"
+	eventually(e.t, 10*time.Second, func() string {
+		if s, _ := e.redis.HGet(context.Background(), hash, "charge:state").Result(); s != "P" {
+			return "no worker claimed the charge stage"
+		}
+		return ""
+	})
+}
+
+// wantChargedOnce fails the test (t.Errorf) for each of ids that the psp
+// did not charge exactly once, or whose row did not succeed with that
+// charge, and returns the ledgers it read, by payment id.
+func (e *env) wantChargedOnce(ids ...string) map[string]pspclient.Ledger {
+	e.t.Helper()
+	ledgers := make(map[string]pspclient.Ledger, len(ids))
+	for _, id := range ids {
+		l := e.ledger(id)
+		ledgers[id] = l
+		if len(l.Charges) != 1 {
+			e.t.Errorf("payment %s: psp charged %d times, want 1", id, len(l.Charges))
+			continue
+		}
+		if r := e.row(id); r.Status != "succeeded" || r.Charge != l.Charges[0].ID {
+			e.t.Errorf("payment %s = %+v, want succeeded with %s", id, r, l.Charges[0].ID)
+		}
+	}
+	return ledgers
 }
 
 // setPSP changes the psp's fault knobs.

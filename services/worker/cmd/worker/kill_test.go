@@ -26,13 +26,7 @@ func TestWorkerKilledMidChargeIsTakenOver(t *testing.T) {
 
 	p := e.newPayment(2500, "cus_kill")
 	e.publish(e.message(p), 1)
-	hash := "idem:v1:{" + e.merchant + ":" + p.Key + "}"
-	eventually(t, 10*time.Second, func() string {
-		if s, _ := e.redis.HGet(context.Background(), hash, "charge:state").Result(); s != "P" {
-			return "worker-a never claimed the charge stage"
-		}
-		return ""
-	})
+	e.waitClaimed(p.Key)
 	time.Sleep(500 * time.Millisecond) // inside the 3s psp call now
 	a.kill(t)
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"net/url"
 	"strings"
@@ -65,13 +64,7 @@ func TestPartitionedWorkerStopsBeforeTakeover(t *testing.T) {
 
 	p := e.newPayment(2600, "cus_partition")
 	e.publish(e.message(p), 1)
-	hash := "idem:v1:{" + e.merchant + ":" + p.Key + "}"
-	eventually(t, 10*time.Second, func() string {
-		if s, _ := e.redis.HGet(context.Background(), hash, "charge:state").Result(); s != "P" {
-			return "worker-a never claimed the charge stage"
-		}
-		return ""
-	})
+	e.waitClaimed(p.Key)
 	time.Sleep(300 * time.Millisecond) // inside the 4s psp call now
 	undo, err := in.Partition("worker-a", netfault.Redis)
 	if err != nil {
@@ -141,17 +134,9 @@ func TestPSPResetsAreRetriedAndChargedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitTerminal(30*time.Second, ids...)
-	for _, id := range ids {
-		l := e.ledger(id)
-		if len(l.Charges) != 1 {
-			t.Errorf("payment %s: psp charged %d times, want 1", id, len(l.Charges))
-			continue
-		}
+	for id, l := range e.wantChargedOnce(ids...) {
 		if len(l.Calls) < 2 {
 			t.Errorf("payment %s: %d psp calls, want the reset one and a retry", id, len(l.Calls))
-		}
-		if r := e.row(id); r.Status != "succeeded" || r.Charge != l.Charges[0].ID {
-			t.Errorf("payment %s = %+v, want succeeded with %s", id, r, l.Charges[0].ID)
 		}
 	}
 	waitSettled(t, 10*time.Second, n, w)
@@ -184,16 +169,7 @@ func TestSlowPostgresDelaysButLosesNothing(t *testing.T) {
 	if took := time.Since(start); took < 300*time.Millisecond {
 		t.Errorf("%d payments settled in %s through a Postgres 300ms slow; the fault did not land", n, took)
 	}
-	for _, id := range ids {
-		l := e.ledger(id)
-		if len(l.Charges) != 1 {
-			t.Errorf("payment %s: psp charged %d times, want 1", id, len(l.Charges))
-			continue
-		}
-		if r := e.row(id); r.Status != "succeeded" || r.Charge != l.Charges[0].ID {
-			t.Errorf("payment %s = %+v, want succeeded with %s", id, r, l.Charges[0].ID)
-		}
-	}
+	e.wantChargedOnce(ids...)
 	waitSettled(t, 10*time.Second, n, w)
 	if got := w.metric(t, outcome("charged")); got != n {
 		t.Errorf("worker charged %v messages, want %d", got, n)

@@ -44,16 +44,7 @@ func TestPSPOutageLongerThanTheRetryDelays(t *testing.T) {
 	e.setPSP(pspclient.ConfigPatch{FailBeforeRate: new(0.0)})
 	e.waitTerminal(15*time.Second, ids...)
 
-	for _, id := range ids {
-		l := e.ledger(id)
-		if len(l.Charges) != 1 {
-			t.Errorf("%s: psp charged %d times, want 1", id, len(l.Charges))
-			continue
-		}
-		if r := e.row(id); r.Status != "succeeded" || r.Charge != l.Charges[0].ID {
-			t.Errorf("%s: payment = %+v, want succeeded with %s", id, r, l.Charges[0].ID)
-		}
-	}
+	e.wantChargedOnce(ids...)
 	time.Sleep(2 * testDelays[len(testDelays)-1]) // a late retry copy would arrive by now
 	if d := e.queueDepth(e.topo.DeadLetterQueue()); d != 0 {
 		t.Errorf("%d messages in the dead-letter queue, want 0", d)

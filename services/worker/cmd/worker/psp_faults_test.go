@@ -19,16 +19,7 @@ func TestPSPChargeThenNoAnswer(t *testing.T) {
 	p := e.newPayment(4200, "cus_failafter")
 	e.publish(e.message(p), 1)
 
-	eventually(t, 10*time.Second, func() string {
-		for _, c := range e.ledger(p.ID).Calls {
-			if c.Outcome == pspclient.OutcomeFailAfter {
-				return ""
-			}
-		}
-		return "no fail_after call yet"
-	})
-	e.setPSP(pspclient.ConfigPatch{FailAfterRate: new(0.0)})
-	e.waitTerminal(15*time.Second, p.ID)
+	e.afterLostAnswer(p.ID)
 
 	l := e.ledger(p.ID)
 	if len(l.Charges) != 1 {

@@ -113,16 +113,7 @@ func TestReconcilerRacesDeliveries(t *testing.T) {
 		e.publish(e.message(p), 1)
 	}
 	e.waitTerminal(20*time.Second, ids...)
-	for _, id := range ids {
-		l := e.ledger(id)
-		if len(l.Charges) != 1 {
-			t.Errorf("%s: psp charged %d times, want 1", id, len(l.Charges))
-			continue
-		}
-		if r := e.row(id); r.Status != "succeeded" || r.Charge != l.Charges[0].ID {
-			t.Errorf("%s: payment %+v, want succeeded with %s", id, r, l.Charges[0].ID)
-		}
-	}
+	e.wantChargedOnce(ids...)
 	// The race happened: the reconcilers found stages held by a delivery
 	// (or the other reconciler) or charged a payment themselves.
 	if got := sum(t, reconciled(reconcile.InProgress), ws...) + sum(t, reconciled(reconcile.Redriven), ws...); got == 0 {

@@ -44,16 +44,7 @@ func TestStrategiesWhenThePSPAnswerIsLost(t *testing.T) {
 			w := e.startWorker("lost-answer-"+string(tt.strategy), map[string]string{"IDEM_STRATEGY": string(tt.strategy)})
 			p := e.newPayment(3100, "cus_lost_answer")
 			e.publish(e.message(p), 1)
-			eventually(t, 10*time.Second, func() string {
-				for _, c := range e.ledger(p.ID).Calls {
-					if c.Outcome == pspclient.OutcomeFailAfter {
-						return ""
-					}
-				}
-				return "no fail_after call yet"
-			})
-			e.setPSP(pspclient.ConfigPatch{FailAfterRate: new(0.0)})
-			e.waitTerminal(15*time.Second, p.ID)
+			e.afterLostAnswer(p.ID)
 
 			l := e.ledger(p.ID)
 			propagated := e.merchant + ":" + p.Key

@@ -57,21 +57,5 @@ func boundaryFor(ctx context.Context, log *slog.Logger, name string, rdb *redis.
 	case naive.StrategyNoBackstop:
 		b = naive.Unaliased(idem.New(rdb, cfg))
 	}
-	go warnLoudly(ctx, log, s, time.Minute)
-	return b, map[string]string{"idempotency_strategy": string(s), "warning": s.Warning()}
-}
-
-// warnLoudly logs s's warning at WARN now and every interval until ctx
-// ends, so that nobody reads this worker's logs without seeing it.
-func warnLoudly(ctx context.Context, log *slog.Logger, s naive.Strategy, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		log.Warn(s.Warning(), "idem_strategy", string(s))
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	return b, s.Announce(ctx, log, time.Minute)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"maps"
 	"net/http"
@@ -42,13 +41,7 @@ func TestTraceFollowsTheKeyThroughATakeover(t *testing.T) {
 
 	key := "trace-" + randHex(8)
 	id := postPayment(t, api.addr, apiKey, key)
-	hash := "idem:v1:{" + e.merchant + ":" + key + "}"
-	eventually(t, 10*time.Second, func() string {
-		if s, _ := e.redis.HGet(context.Background(), hash, "charge:state").Result(); s != "P" {
-			return "worker-a never claimed the charge stage"
-		}
-		return ""
-	})
+	e.waitClaimed(key)
 	time.Sleep(500 * time.Millisecond) // inside the 3s psp call now
 	a.kill(t)
 	startProcess(t, "worker-b", bin, e.workerEnv("worker-b", short))

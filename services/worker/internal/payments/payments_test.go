@@ -8,22 +8,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/oncepay/oncepay/internal/testenv"
-	"github.com/oncepay/oncepay/services/api/migrations"
+	"github.com/oncepay/oncepay/services/api/migrations/migrationstest"
 )
 
 // newStore returns a Store on a fresh, migrated database.
 func newStore(t *testing.T) (*Store, *pgxpool.Pool) {
 	t.Helper()
-	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, testenv.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	if _, err := migrations.Apply(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	pool := migrationstest.NewPool(t)
 	return New(pool), pool
 }
 
