@@ -86,13 +86,17 @@ func swept(t *testing.T, reg *prometheus.Registry) float64 {
 	return -1
 }
 
-// received collects the message ids that arrive within d.
+// received collects the message ids that arrive within d, or until the
+// consumer's channel closes (the ids so far, then: never zero values).
 func received(deliveries <-chan amqp.Delivery, d time.Duration) []string {
 	var ids []string
 	timeout := time.After(d)
 	for {
 		select {
-		case m := <-deliveries:
+		case m, ok := <-deliveries:
+			if !ok {
+				return ids
+			}
 			ids = append(ids, m.MessageId)
 		case <-timeout:
 			return ids
