@@ -11,18 +11,8 @@ import (
 // within SHUTDOWN_GRACE; run returns nil.
 func TestShutdownFinishesInFlightWork(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, map[string]string{"PSP_LATENCY": "1s"})
-	w := e.startWorker("graceful", map[string]string{"SHUTDOWN_GRACE": "5s"})
-	p := e.newPayment(1200, "cus_graceful")
-	e.publish(e.message(p), 1)
-	e.waitClaimed(p.Key)
-	time.Sleep(200 * time.Millisecond) // inside the psp call
-
-	start := time.Now()
-	if err := w.stop(); err != nil {
-		t.Fatalf("run returned %v", err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
+	e, w, p, d := stopMidCharge(t, "graceful", "1s", "5s", 1200)
+	if d > 5*time.Second {
 		t.Errorf("shutdown took %s, more than the grace", d)
 	}
 	if r := e.row(p.ID); r.Status != "succeeded" {
@@ -37,18 +27,8 @@ func TestShutdownFinishesInFlightWork(t *testing.T) {
 // broker redelivers it and the next worker charges it, once.
 func TestShutdownLeavesUnfinishedWorkForRedelivery(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, map[string]string{"PSP_LATENCY": "3s"})
-	w := e.startWorker("impatient", map[string]string{"SHUTDOWN_GRACE": "200ms"})
-	p := e.newPayment(1300, "cus_impatient")
-	e.publish(e.message(p), 1)
-	e.waitClaimed(p.Key)
-	time.Sleep(200 * time.Millisecond) // inside the psp call
-
-	start := time.Now()
-	if err := w.stop(); err != nil {
-		t.Fatalf("run returned %v", err)
-	}
-	if d := time.Since(start); d > 2*time.Second {
+	e, _, p, d := stopMidCharge(t, "impatient", "3s", "200ms", 1300)
+	if d > 2*time.Second {
 		t.Errorf("shutdown took %s with a 200ms grace", d)
 	}
 	if r := e.row(p.ID); r.Status != "pending" {
@@ -64,4 +44,24 @@ func TestShutdownLeavesUnfinishedWorkForRedelivery(t *testing.T) {
 	if l := e.ledger(p.ID); len(l.Charges) != 1 {
 		t.Errorf("psp charged %d times, want 1: %+v", len(l.Charges), l)
 	}
+}
+
+// stopMidCharge starts a worker named name with SHUTDOWN_GRACE grace
+// against a psp that answers after latency, publishes one payment of
+// amount, stops the worker while the charge is inside the psp call (run
+// must return nil) and returns how long the stop took.
+func stopMidCharge(t *testing.T, name, latency, grace string, amount int64) (*env, *worker, payment, time.Duration) {
+	t.Helper()
+	e := newEnv(t, map[string]string{"PSP_LATENCY": latency})
+	w := e.startWorker(name, map[string]string{"SHUTDOWN_GRACE": grace})
+	p := e.newPayment(amount, "cus_"+name)
+	e.publish(e.message(p), 1)
+	e.waitClaimed(p.Key)
+	time.Sleep(200 * time.Millisecond) // inside the psp call
+
+	start := time.Now()
+	if err := w.stop(); err != nil {
+		t.Fatalf("run returned %v", err)
+	}
+	return e, w, p, time.Since(start)
 }
