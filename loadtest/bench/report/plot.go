@@ -77,13 +77,14 @@ func e2ePlot(r *results.Results, path string) error {
 	if err != nil {
 		return err
 	}
-	var lon, loff, fl []float64
+	var lon, loff, over, fl []float64
 	for _, l := range e.Latency {
 		lon, loff, fl = append(lon, l.On.P50MS), append(loff, l.Off.P50MS), append(fl, l.Floor.P50MS)
+		over = append(over, l.Overheads()...)
 	}
 	lat, err := barChart(fmt.Sprintf("p50 at %d requests/s, medians", r.Settings.LatencyRate), "ms", "%.2f", []bar{
 		{"api\nboundary on", results.Median(lon), ""}, {"api\nboundary off", results.Median(loff), ""},
-		{"overhead\n(on - off)", results.Median(lon) - results.Median(loff), ""},
+		{"overhead\n(paired on - off)", results.Median(over), ""},
 		{"pkg/idem\nBegin+Complete", results.Median(fl), ""},
 	})
 	if err != nil {

@@ -35,7 +35,7 @@ func TestWriteRendersTablesAndPlots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## Targets", "| 0.95x (+0.20 ms overhead at 100/s vs 0.21 ms floor) | **met** |",
+	for _, want := range []string{"## Targets", "| 0.95x (+0.20 ms overhead at 100/s, median of 1 paired slices, vs 0.21 ms floor) | **met** |",
 		"| 0.90x (450 vs 500 payments/s held) | **met** |", "**not run** |",
 		"| 1 | 500 | 0.210 | 0.500 | +0.200 |", "| 1004 | 1 | bench.payments |",
 		"### Sustained end to end, boundary off", "AOF was rewritten (BGREWRITEAOF, waited for) before every side-by-side phase"} {

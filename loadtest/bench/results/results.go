@@ -49,6 +49,8 @@ type Settings struct {
 	Repeats           int    `json:"repeats"`
 	SaturationVUs     int    `json:"saturation_vus"`
 	LatencyRate       int    `json:"latency_rate"`
+	LatencyPairs      int    `json:"latency_pairs"`         // on/off slice pairs per latency round
+	LatencySlice      int    `json:"latency_slice_seconds"` // seconds of one latency slice
 	WorkerConcurrency int    `json:"worker_concurrency"`
 	PSPLatency        string `json:"psp_latency"`
 }
@@ -152,12 +154,33 @@ type SatRound struct {
 	Replay Phase `json:"replay"`
 }
 
-// LatRound is one side-by-side round at a fixed, unsaturated rate, with
-// the floor measured right after the two copies' phases.
+// LatRound is one round at a fixed, unsaturated rate: short slices of the
+// two copies, alternating (Pairs), with the floor measured right after.
+// On and Off are the slices whose p50 is the median of their copy's.
 type LatRound struct {
-	On    Phase `json:"on"`
-	Off   Phase `json:"off"`
-	Floor Floor `json:"floor"`
+	On    Phase     `json:"on"`
+	Off   Phase     `json:"off"`
+	Pairs []LatPair `json:"pairs,omitempty"`
+	Floor Floor     `json:"floor"`
+}
+
+// LatPair is the p50 of two back-to-back slices, one per copy.
+type LatPair struct {
+	OnP50MS  float64 `json:"on_p50_ms"`
+	OffP50MS float64 `json:"off_p50_ms"`
+}
+
+// Overheads returns the round's paired p50 differences (on - off), or,
+// for a round without pairs, the difference of On and Off.
+func (l LatRound) Overheads() []float64 {
+	if len(l.Pairs) == 0 {
+		return []float64{l.On.P50MS - l.Off.P50MS}
+	}
+	d := make([]float64, len(l.Pairs))
+	for i, p := range l.Pairs {
+		d[i] = p.OnP50MS - p.OffP50MS
+	}
+	return d
 }
 
 // Floor is pkg/idem's own Begin+Complete on fresh keys, one call at a time,

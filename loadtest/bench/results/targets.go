@@ -49,12 +49,12 @@ func (r *Results) Targets() []Target {
 		var d, f []float64
 		for _, l := range e.Latency {
 			if l.Floor.P50MS > 0 {
-				d, f = append(d, l.On.P50MS-l.Off.P50MS), append(f, l.Floor.P50MS)
+				d, f = append(d, l.Overheads()...), append(f, l.Floor.P50MS)
 			}
 		}
 		if len(f) > 0 {
 			v := Median(d) / Median(f)
-			floor.set(v, v <= 1.5, "%.2fx (%+.2f ms overhead at %d/s vs %.2f ms floor)", v, Median(d), r.Settings.LatencyRate, Median(f))
+			floor.set(v, v <= 1.5, "%.2fx (%+.2f ms overhead at %d/s, median of %d paired slices, vs %.2f ms floor)", v, Median(d), r.Settings.LatencyRate, len(d), Median(f))
 		}
 	}
 

@@ -22,6 +22,7 @@ type config struct {
 	Quick            bool            // BENCH_QUICK=1: about 4 minutes instead of about 15
 	Phases           map[string]bool // BENCH_PHASES: some of go,e2e
 	Peer             string          // BENCH_PEER: the peer phase's results JSON, read when it exists
+	Pprof            bool            // BENCH_PPROF=1: services serve net/http/pprof on their port + 40
 
 	RedisURL, AdminDB, AMQPURL string // the bench harness's REDIS_URL, DATABASE_URL and AMQP_URL
 	HarnessDir                 string // $ONCEPAY_RUN_DIR/harness: its servers' pid files
@@ -54,7 +55,7 @@ func loadConfig(getenv func(string) string, now time.Time) (config, error) {
 	pick := func(full, q int) int { return map[bool]int{false: full, true: q}[quick] }
 	wd, _ := os.Getwd()
 	run := filepath.Join(wd, ".run", "bench")
-	c := config{Repo: wd, Quick: quick, Phases: map[string]bool{},
+	c := config{Repo: wd, Quick: quick, Phases: map[string]bool{}, Pprof: getenv("BENCH_PPROF") == "1",
 		Out:      str("BENCH_OUT", filepath.Join(run, "runs", now.UTC().Format("20060102T150405Z"))),
 		Peer:     str("BENCH_PEER", filepath.Join(run, "peer", "results.json")),
 		RedisURL: getenv("REDIS_URL"), AdminDB: getenv("DATABASE_URL"), AMQPURL: getenv("AMQP_URL"),
@@ -64,6 +65,7 @@ func loadConfig(getenv func(string) string, now time.Time) (config, error) {
 			GoCount: integer("BENCH_GO_COUNT", pick(8, 6)), GoBenchtime: str("BENCH_GO_BENCHTIME", map[bool]string{false: "1s", true: "300ms"}[quick]),
 			PhaseSeconds: pick(12, 6), SustainSeconds: pick(60, 20), Repeats: integer("BENCH_REPEATS", pick(3, 1)),
 			SaturationVUs: integer("BENCH_SAT_VUS", 32), LatencyRate: integer("BENCH_LATENCY_RATE", 100),
+			LatencyPairs: integer("BENCH_LATENCY_PAIRS", pick(8, 6)), LatencySlice: pick(5, 4),
 			WorkerConcurrency: integer("BENCH_WORKER_CONCURRENCY", 32), PSPLatency: str("BENCH_PSP_LATENCY", "50ms"),
 		},
 		SustainTries: pick(4, 2), FloorOps: pick(2000, 500), PortBase: integer("BENCH_PORT_BASE", 9180),

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -57,6 +59,20 @@ func (b *bench) e2e(ctx context.Context) error {
 		return err
 	}
 
+	// The latency rounds come first, on a quiet machine: after the warm-up
+	// and before the saturation phases leave load, autovacuum and AOF
+	// rewrites behind them.
+	for rep := range b.cfg.Repeats {
+		b.phase(fmt.Sprintf("e2e: latency round %d at %d/s", rep+1, b.cfg.LatencyRate))
+		r, err := b.latencyRound(ctx, rep)
+		if err != nil {
+			return err
+		}
+		e.Latency = append(e.Latency, r)
+		b.logf("  p50 on %.2f ms, off %.2f ms, paired overhead %+.2f ms, floor %.2f ms",
+			r.On.P50MS, r.Off.P50MS, results.Median(r.Overheads()), r.Floor.P50MS)
+	}
+
 	vus := strconv.Itoa(b.cfg.SaturationVUs)
 	for rep := range b.cfg.Repeats {
 		b.phase(fmt.Sprintf("e2e: saturation round %d", rep+1))
@@ -72,21 +88,6 @@ func (b *bench) e2e(ctx context.Context) error {
 		e.Saturation = append(e.Saturation, r)
 		b.logf("  on %.0f/s, off %.0f/s, replay %.0f/s", r.On.Accepted, r.Off.Accepted, r.Replay.Replayed)
 	}
-	for rep := range b.cfg.Repeats {
-		b.phase(fmt.Sprintf("e2e: latency round %d at %d/s", rep+1, b.cfg.LatencyRate))
-		var r results.LatRound
-		var err error
-		if r.On, r.Off, err = b.pair(ctx, fmt.Sprintf("lat%d", rep), rep, map[string]string{
-			"MODE": "fresh", "LOAD": "rate", "RATE": strconv.Itoa(b.cfg.LatencyRate)}); err != nil {
-			return err
-		}
-		if r.Floor, err = b.floor(ctx, fmt.Sprintf("lat%d", rep)); err != nil {
-			return err
-		}
-		e.Latency = append(e.Latency, r)
-		b.logf("  p50 on %.2f ms, off %.2f ms, floor %.2f ms", r.On.P50MS, r.Off.P50MS, r.Floor.P50MS)
-	}
-
 	err := b.sustainSearch(ctx, e)
 	e.VacuumSeconds, e.RewriteSeconds = b.vacuumed.Seconds(), b.rewritten.Seconds()
 	b.logf("  vacuum between phases took %s in all, AOF rewrites %s", b.vacuumed.Round(time.Second), b.rewritten.Round(time.Second))
@@ -104,6 +105,70 @@ func (b *bench) pair(ctx context.Context, run string, rep int, env map[string]st
 		}
 	}
 	return ps[0], ps[1], err
+}
+
+// latencyRound runs round rep at LatencyRate once the machine has settled:
+// LatencyPairs pairs of LatencySlice-second slices, one per copy, back to
+// back, the copy that goes first alternating by pair, so that both copies
+// see the same background noise; then the floor.
+func (b *bench) latencyRound(ctx context.Context, rep int) (results.LatRound, error) {
+	var r results.LatRound
+	b.settle(ctx)
+	slice := time.Duration(b.cfg.LatencySlice) * time.Second
+	var ons, offs []results.Phase
+	for i := range b.cfg.LatencyPairs {
+		var ps [2]results.Phase
+		for j := range b.copies {
+			c := (j + i + rep) % 2
+			run := fmt.Sprintf("lat%d-%d-%s", rep, i, b.copies[c].Name)
+			p, _, err := b.measure(ctx, run, b.copies[c], map[string]string{
+				"MODE": "fresh", "LOAD": "rate", "RATE": strconv.Itoa(b.cfg.LatencyRate)}, slice, nil)
+			if err != nil {
+				return r, err
+			}
+			p.DrainedIn = b.drain(ctx, 10*time.Second)
+			ps[c] = p
+		}
+		ons, offs = append(ons, ps[0]), append(offs, ps[1])
+		r.Pairs = append(r.Pairs, results.LatPair{OnP50MS: ps[0].P50MS, OffP50MS: ps[1].P50MS})
+	}
+	r.On, r.Off = medianPhase(ons), medianPhase(offs)
+	var err error
+	r.Floor, err = b.floor(ctx, fmt.Sprintf("lat%d", rep))
+	return r, err
+}
+
+// medianPhase returns the phase of ps whose p50 is the median.
+func medianPhase(ps []results.Phase) results.Phase {
+	s := slices.Clone(ps)
+	slices.SortFunc(s, func(a, b results.Phase) int { return cmp.Compare(a.P50MS, b.P50MS) })
+	return s[len(s)/2]
+}
+
+// settle vacuums the tables, rewrites the AOF, then waits, at most a
+// minute (20 s quick), until the 1-minute load average is below the number
+// of cores and no autovacuum worker runs, so that the latency slices do not
+// start amid work left over from the phases before them.
+func (b *bench) settle(ctx context.Context) {
+	b.vacuum(ctx)
+	b.rewriteAOF(ctx)
+	limit := map[bool]time.Duration{false: time.Minute, true: 20 * time.Second}[b.cfg.Quick]
+	start := time.Now()
+	load, vacuums := 0.0, 0
+	for ctx.Err() == nil {
+		load = cpu.LoadAvg()[0]
+		vacuums = 0
+		_ = b.cl.e2e.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'`).Scan(&vacuums)
+		if load < float64(runtime.NumCPU()) && vacuums == 0 {
+			b.logf("  settled in %s (load %.2f)", time.Since(start).Round(time.Second), load)
+			return
+		}
+		if time.Since(start) > limit {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	b.note("latency round: not settled after %s (load %.2f, %d autovacuum workers); the round runs anyway", limit, load, vacuums)
 }
 
 // purgeQueues empties the copies' charge queues, if they exist from an
@@ -296,7 +361,7 @@ func (b *bench) startPSP(ctx context.Context) (*proc.Proc, error) {
 func (b *bench) startAPIs(ctx context.Context, v *variant) (err error) {
 	v.apiProcs, err = b.startReplicas(ctx, v, "api", v.APIs, 20, func(name string, port int) []string {
 		return []string{"API_LISTEN_ADDR=" + addr(port), "API_OPS_ADDR=" + addr(port+20), "API_MERCHANT_KEYS=" + merchantKeys,
-			"API_INSTANCE=" + name, "IDEM_LEASE=10s", "SHUTDOWN_GRACE=10s"}
+			"API_INSTANCE=" + name, "IDEM_LEASE=10s", "SHUTDOWN_GRACE=10s", b.pprofEnv("API", port)}
 	})
 	return err
 }
@@ -306,9 +371,18 @@ func (b *bench) startWorkers(ctx context.Context, v *variant) (err error) {
 	v.workerProcs, err = b.startReplicas(ctx, v, "worker", v.Workers, 0, func(name string, port int) []string {
 		return []string{"WORKER_LISTEN_ADDR=" + addr(port), "WORKER_INSTANCE=" + name, "PSP_URL=http://" + addr(b.cfg.PortBase+9),
 			"IDEM_LEASE=15s", "WORKER_RETRY_DELAYS=1s,5s,15s", "SHUTDOWN_GRACE=20s",
-			"WORKER_CONCURRENCY=" + strconv.Itoa(b.cfg.WorkerConcurrency), "WORKER_PREFETCH=" + strconv.Itoa(2*b.cfg.WorkerConcurrency)}
+			"WORKER_CONCURRENCY=" + strconv.Itoa(b.cfg.WorkerConcurrency), "WORKER_PREFETCH=" + strconv.Itoa(2*b.cfg.WorkerConcurrency), b.pprofEnv("WORKER", port)}
 	})
 	return err
+}
+
+// pprofEnv is the <prefix>_PPROF_ADDR setting of a service on port: its
+// port + 40 with BENCH_PPROF=1, else empty (no pprof listener).
+func (b *bench) pprofEnv(prefix string, port int) string {
+	if !b.cfg.Pprof {
+		return prefix + "_PPROF_ADDR="
+	}
+	return prefix + "_PPROF_ADDR=" + addr(port+40)
 }
 
 // startReplicas starts program once per port, named <program>-<copy>-<n>,
