@@ -44,7 +44,10 @@ type work func(ctx context.Context, w http.ResponseWriter) error
 //     answer is sent: when Redis does not answer Complete or Release (a
 //     restart), endLease retries it for up to the configured time while
 //     the client waits, so that an answer the client has seen is recorded
-//     in Redis (see endLease). The
+//     in Redis (see endLease). The stage is ended while the outbox
+//     message of a new payment is on its way to the broker: the wait for
+//     its confirm (recorder.published) comes after endLease, so the two
+//     overlap instead of adding up. The
 //     recorded answer is then sent, even when ending the stage failed
 //     (ErrLost: a newer owner took over; the database backstop made both
 //     answers the same payment; or the retry time ran out).
@@ -89,6 +92,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key idem.Key
 	op, end := ending(lease, answer, workErr)
 	err = s.endLease(detached, key, answer.Status, op, end)
 	settled = true
+	rec.waitPublished()
 	if err != nil {
 		s.log.WarnContext(r.Context(), "boundary: answer not recorded in Redis; sending it anyway",
 			"key", key.String(), "status", answer.Status, "op", op, "lost", errors.Is(err, idem.ErrLost), "err", err)
@@ -209,6 +213,16 @@ type recorder struct {
 	header http.Header
 	status int
 	body   bytes.Buffer
+	// published, if set, waits for the confirm of the outbox message the
+	// work published (payments.Created.Published).
+	published func()
+}
+
+// waitPublished waits for the work's outbox confirm, if any.
+func (rec *recorder) waitPublished() {
+	if rec.published != nil {
+		rec.published()
+	}
 }
 
 func (rec *recorder) Header() http.Header { return rec.header }

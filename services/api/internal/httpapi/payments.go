@@ -147,6 +147,16 @@ func (s *Server) insertPayment(ctx context.Context, w http.ResponseWriter, p pay
 			"merchant", p.MerchantID, "idempotency_key", p.IdempotencyKey)
 		w.Header().Set(headerReplayed, "true")
 	}
+	if created.Published != nil {
+		// Under the boundary the recorder waits for the confirm while
+		// the stage is ended (idempotent); elsewhere it is waited for
+		// here.
+		if rec, ok := w.(*recorder); ok {
+			rec.published = created.Published
+		} else {
+			created.Published()
+		}
+	}
 	send(w, createdAnswer(created.PaymentID, created.Response))
 	return nil
 }

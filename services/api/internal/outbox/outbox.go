@@ -79,14 +79,21 @@ func New(pool *pgxpool.Pool, pub *Publisher, m *metrics.Metrics, log *slog.Logge
 	return &Outbox{pool: pool, pub: pub, metrics: m, log: log, cfg: cfg}
 }
 
-// Send publishes the committed row m right away; on a positive confirm the
-// row is marked published, in a batch with the other rows confirmed
-// meanwhile (see markLater). A failure is recorded on the row (attempts,
-// last_error) and left to the relay. Send never fails the caller and waits
-// at most PublishTimeout, for the confirm only: the publish goes on in the
-// background if the broker is slow, and the marking always does (Wait waits
-// for both). Cancelling ctx does not abort it.
-func (o *Outbox) Send(ctx context.Context, m Message) {
+// Send publishes the committed row m right away and waits for its confirm:
+// Start(ctx, m)().
+func (o *Outbox) Send(ctx context.Context, m Message) { o.Start(ctx, m)() }
+
+// Start publishes the committed row m right away, in the background, and
+// returns wait, which waits for the broker's confirm, at most until
+// PublishTimeout after Start. On a positive confirm the row is marked
+// published, in a batch with the other rows confirmed meanwhile (see
+// markLater). A failure is recorded on the row (attempts, last_error) and
+// left to the relay. Neither Start nor wait fails the caller: the publish
+// goes on in the background if the broker is slow, and the marking always
+// does (Wait waits for both). Cancelling ctx does not abort it. The caller
+// may do other work between Start and wait (the api ends its boundary
+// stage while the confirm is on its way).
+func (o *Outbox) Start(ctx context.Context, m Message) (wait func()) {
 	ctx = context.WithoutCancel(ctx)
 	done := make(chan struct{})
 	o.inflight.Add(1)
@@ -104,11 +111,14 @@ func (o *Outbox) Send(ctx context.Context, m Message) {
 		}
 		o.markLater(m.ID)
 	}()
-	t := time.NewTimer(o.cfg.PublishTimeout)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
+	deadline := time.Now().Add(o.cfg.PublishTimeout)
+	return func() {
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+		}
 	}
 }
 

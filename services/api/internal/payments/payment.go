@@ -117,4 +117,8 @@ type Created struct {
 	// Backstop is true when the key already had a payment with the same
 	// fingerprint: Redis had forgotten the key and the database answered.
 	Backstop bool
+	// Published, for a new payment, waits until its message's publish is
+	// confirmed or the outbox's PublishTimeout has passed (a slow publish
+	// goes on in the background); nil when nothing was published.
+	Published func()
 }

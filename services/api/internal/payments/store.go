@@ -12,10 +12,11 @@ import (
 	"github.com/oncepay/oncepay/services/api/internal/outbox"
 )
 
-// Sender publishes a committed outbox message; it must not fail the caller
-// (outbox.Outbox.Send).
+// Sender publishes a committed outbox message in the background and
+// returns a wait for its confirm, bounded by the sender's own timeout; it
+// must not fail the caller (outbox.Outbox.Start).
 type Sender interface {
-	Send(ctx context.Context, m outbox.Message)
+	Start(ctx context.Context, m outbox.Message) (wait func())
 }
 
 // Store reads and writes payments in Postgres. It is safe for concurrent use.
@@ -35,7 +36,8 @@ func NewStore(pool *pgxpool.Pool, sender Sender, m *metrics.Metrics) *Store {
 // before the insert) as its stored response, and its payment.initiated
 // outbox row, in one transaction (createSQL: one statement, one round
 // trip); after the commit it hands the message to the Sender. It returns
-// Created with p.ID and first.
+// Created with p.ID, first and Published, the Sender's wait for the
+// message's confirm.
 //
 // The durable backstop: if (merchant, key) already has a payment (Redis
 // forgot the key, or a retry took over an expired lease), nothing is
@@ -78,7 +80,7 @@ func (s *Store) Create(ctx context.Context, p Payment, first Response) (Created,
 		return out, nil
 	}
 	s.metrics.PaymentsCreated.Inc()
-	s.sender.Send(ctx, msg)
+	out.Published = s.sender.Start(ctx, msg)
 	return out, nil
 }
 
