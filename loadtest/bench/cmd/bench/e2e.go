@@ -145,14 +145,14 @@ func medianPhase(ps []results.Phase) results.Phase {
 	return s[len(s)/2]
 }
 
-// settle vacuums the tables, rewrites the AOF, then waits, at most a
-// minute (20 s quick), until the 1-minute load average is below the number
+// settle vacuums the tables, rewrites the AOF, then waits, at most 30 s
+// (20 s quick), until the 1-minute load average is below the number
 // of cores and no autovacuum worker runs, so that the latency slices do not
 // start amid work left over from the phases before them.
 func (b *bench) settle(ctx context.Context) {
 	b.vacuum(ctx)
 	b.rewriteAOF(ctx)
-	limit := map[bool]time.Duration{false: time.Minute, true: 20 * time.Second}[b.cfg.Quick]
+	limit := map[bool]time.Duration{false: 30 * time.Second, true: 20 * time.Second}[b.cfg.Quick]
 	start := time.Now()
 	load, vacuums := 0.0, 0
 	for ctx.Err() == nil {
