@@ -106,6 +106,30 @@ func TestClusterChargesOnce(t *testing.T) {
 	}
 }
 
+// End to end on a Redis Cluster: the api (its boundary and its outbox
+// publisher, AMQP_URL with a dead node first) and the worker share the
+// cluster; every payment, posted twice under its key, is created once
+// and charged once.
+func TestClusterEndToEnd(t *testing.T) {
+	e := newEnv(t, nil)
+	c := redistest.StartCluster(t)
+	ha := map[string]string{"REDIS_MODE": "cluster", "REDIS_URL": clusterURL(c),
+		"AMQP_URL": withHost(t, e.amqpURL, deadAddr(t)) + "," + e.amqpURL}
+	api := e.startAPI(ha)
+	e.startWorker("worker-a", ha)
+	var ids []string
+	for i := range 10 {
+		key := fmt.Sprintf("ha-e2e-%d", i)
+		id := api.pay(t, key, int64(100+i))
+		if again := api.pay(t, key, int64(100+i)); again != id {
+			t.Errorf("key %s: the replay answered payment %q, the first %q", key, again, id)
+		}
+		ids = append(ids, id)
+	}
+	e.waitTerminal(60*time.Second, ids...)
+	e.wantChargedOnce(ids...)
+}
+
 // A Sentinel failover under the worker: the primary is killed while
 // payments arrive, the sentinels promote the replica, the worker's
 // failover client follows, and nothing is charged twice.
