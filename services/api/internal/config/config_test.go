@@ -40,6 +40,7 @@ func TestLoadServeDefaults(t *testing.T) {
 	want := config.Serve{
 		ListenAddr:        "127.0.0.1:8080",
 		OpsAddr:           "127.0.0.1:8084",
+		RedisMode:         "single",
 		RedisURL:          "redis://127.0.0.1:6379/0",
 		DatabaseURL:       "postgres://u:secret@127.0.0.1:5432/db",
 		AMQPURL:           "amqp://guest:guest@127.0.0.1:5672/",
@@ -141,6 +142,20 @@ func TestLoadServeReportsEveryProblem(t *testing.T) {
 				"REDIS_URL: redis: invalid URL scheme: http",
 				"AMQP_URL: AMQP scheme must be either 'amqp://' or 'amqps://'",
 				`AMQP_EXCHANGE: "amq.topic": the amq. prefix is reserved by RabbitMQ`,
+			},
+		},
+		{
+			name: "bad redis mode",
+			env:  map[string]string{"REDIS_MODE": "ring"},
+			want: []string{`REDIS_MODE: "ring": want one of single, cluster, sentinel`},
+		},
+		{
+			name: "ha urls",
+			env: map[string]string{"REDIS_MODE": "sentinel", "REDIS_URL": "redis://:s3cret@127.0.0.1:26379?addr=127.0.0.1:26380",
+				"AMQP_URL": "amqp://u:p@mq1:5672/,amqp://u:s3cret@mq2:5672/"},
+			want: []string{
+				"REDIS_URL: sentinel mode needs master_name=NAME in the URL's query",
+				"AMQP_URL: URL 2 has other credentials than URL 1: the nodes of one cluster share them",
 			},
 		},
 		{

@@ -27,7 +27,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := config{
-		ListenAddr: "127.0.0.1:8081", RedisURL: "redis://127.0.0.1:6379/3",
+		ListenAddr: "127.0.0.1:8081", RedisMode: "single", RedisURL: "redis://127.0.0.1:6379/3",
 		DatabaseURL: "postgres://u:p@127.0.0.1:5432/db?sslmode=disable", AMQPURL: "amqp://u:p@127.0.0.1:5672/",
 		PSPURL: "http://127.0.0.1:8090", Exchange: "payments", Queue: "payments.charge",
 		Prefetch: 16, Concurrency: 8, RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second},
@@ -135,5 +135,37 @@ func TestLoadConfigPprofAddr(t *testing.T) {
 	env["WORKER_PPROF_ADDR"] = "6061"
 	if _, err := loadConfig(envOf(env), "host"); err == nil || !strings.Contains(err.Error(), "WORKER_PPROF_ADDR") {
 		t.Errorf("WORKER_PPROF_ADDR=6061: err = %v, want a problem naming it", err)
+	}
+}
+
+func TestLoadConfigHATopologies(t *testing.T) {
+	env := required()
+	env["REDIS_MODE"] = "cluster"
+	env["REDIS_URL"] = "redis://127.0.0.1:7000?addr=127.0.0.1:7001"
+	env["AMQP_URL"] = "amqp://u:p@mq1:5672/,amqp://u:p@mq2:5672/"
+	got, err := loadConfig(envOf(env), "host")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.RedisMode != "cluster" {
+		t.Errorf("RedisMode = %q, want cluster", got.RedisMode)
+	}
+
+	env["REDIS_MODE"] = "ring"
+	env["AMQP_URL"] = "amqp://u:s3cret@mq1:5672/a,amqp://u:s3cret@mq2:5672/b"
+	_, err = loadConfig(envOf(env), "host")
+	for _, want := range []string{`REDIS_MODE "ring": want one of single, cluster, sentinel`, `AMQP_URL is not a valid URL: URL 2 names vhost "b"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v lacks %q", err, want)
+		}
+	}
+	env["REDIS_MODE"] = "cluster"
+	env["REDIS_URL"] = "redis://:s3cret@127.0.0.1:7000/3"
+	_, err = loadConfig(envOf(env), "host")
+	if err == nil || !strings.Contains(err.Error(), "REDIS_URL is not a valid URL: a Redis Cluster has database 0 only") {
+		t.Errorf("cluster URL with a database: error %v", err)
+	}
+	if err != nil && strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("error quotes a password: %v", err)
 	}
 }
