@@ -48,6 +48,8 @@ var valueSets = []valueSet{
 	}},
 	{name: "no-networkpolicy", set: []string{"networkPolicy.enabled=false"}},
 	{name: "kind", files: []string{"deploy/kind/values.yaml"}},
+	{name: "kind-ha", files: []string{"deploy/kind/values.yaml", "deploy/kind/values-ha.yaml"}},
+	{name: "ha", set: []string{"redis.mode=cluster", "rabbitmq.replicas=3"}},
 	{name: "registry", files: []string{"deploy/testdata/values-registry.yaml"}},
 	{name: "otlp-endpoint", set: []string{"tracing.otlpEndpoint=http://collector.observability:4318"}},
 }
@@ -432,7 +434,10 @@ func checkPodSecurity(t *testing.T, r rendered) {
 		case sc.SeccompProfile == nil || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault:
 			t.Errorf("%s: seccompProfile is not RuntimeDefault", p.owner)
 		}
-		if p.spec.AutomountServiceAccountToken == nil || *p.spec.AutomountServiceAccountToken {
+		// the one exception: a RabbitMQ cluster's nodes find each other
+		// through the API server (checked in TestChartHA)
+		peerDiscovery := p.owner == "StatefulSet/"+release+"-rabbitmq" && p.spec.ServiceAccountName == release+"-rabbitmq"
+		if !peerDiscovery && (p.spec.AutomountServiceAccountToken == nil || *p.spec.AutomountServiceAccountToken) {
 			t.Errorf("%s: automountServiceAccountToken is not false (no pod talks to the API server)", p.owner)
 		}
 		for _, c := range p.containers() {
@@ -517,6 +522,14 @@ func checkServicePods(t *testing.T, r rendered) {
 		"api":    {"oncepay-redis:6379", "oncepay-postgres:5432"},
 		"worker": {"oncepay-redis:6379", "oncepay-postgres:5432", "oncepay-rabbitmq:5672", "oncepay-psp:8090"},
 		"psp":    {"oncepay-postgres:5432"},
+	}
+	if isHA(r) {
+		// every RabbitMQ node: the quorum queue is declared once all three have joined
+		wantWait["worker"] = []string{"oncepay-redis:6379", "oncepay-postgres:5432"}
+		for _, h := range rabbitmqNodes {
+			wantWait["worker"] = append(wantWait["worker"], h+":5672")
+		}
+		wantWait["worker"] = append(wantWait["worker"], "oncepay-psp:8090")
 	}
 	for _, o := range r.byKind("Deployment") {
 		d := o.obj.(*appsv1.Deployment)
@@ -812,7 +825,13 @@ func checkStatefulSets(t *testing.T, r rendered) {
 }
 
 func checkHooks(t *testing.T, r rendered) {
-	jobs := r.byKind("Job")
+	var jobs []object
+	for _, o := range r.byKind("Job") {
+		if o.meta.Labels["app.kubernetes.io/component"] == "redis-cluster-init" && isHA(r) {
+			continue // TestChartHA
+		}
+		jobs = append(jobs, o)
+	}
 	if r.set.name == "minimal" {
 		if len(jobs) != 0 {
 			t.Errorf("migrate.enabled=false still renders %d Job(s)", len(jobs))
@@ -913,7 +932,13 @@ func checkNetworkPolicies(t *testing.T, r rendered) {
 }
 
 func checkRBAC(t *testing.T, r rendered) {
-	roles := r.byKind("Role")
+	var roles []object
+	for _, o := range r.byKind("Role") {
+		if o.meta.Name == release+"-rabbitmq-peer-discovery" && isHA(r) {
+			continue // TestChartHA
+		}
+		roles = append(roles, o)
+	}
 	if r.set.name == "minimal" {
 		if len(roles) != 0 || len(r.byKind("RoleBinding")) != 0 || len(r.byKind("ServiceAccount")) != 0 {
 			t.Error("faultDriver.rbac.create=false still renders RBAC objects")
@@ -941,8 +966,9 @@ func checkRBAC(t *testing.T, r rendered) {
 	if len(got) != len(want) {
 		t.Errorf("Role covers %v, want exactly pods and pods/eviction", got)
 	}
-	rbs := r.byKind("RoleBinding")
-	sas := r.byKind("ServiceAccount")
+	isPeerDiscovery := func(o object) bool { return isHA(r) && o.meta.Labels["app.kubernetes.io/component"] == "rabbitmq" }
+	rbs := slices.DeleteFunc(r.byKind("RoleBinding"), isPeerDiscovery)
+	sas := slices.DeleteFunc(r.byKind("ServiceAccount"), isPeerDiscovery)
 	if len(rbs) != 1 || len(sas) != 1 {
 		t.Fatalf("want one RoleBinding and one ServiceAccount, got %d and %d", len(rbs), len(sas))
 	}
