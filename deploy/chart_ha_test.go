@@ -78,7 +78,7 @@ func checkHARedis(t *testing.T, r rendered) {
 		t.Errorf("redis: replicas %v, want 6 (3 primaries, 1 replica each)", s.Spec.Replicas)
 	}
 	c := s.Spec.Template.Spec.Containers[0]
-	for flag, want := range map[string]string{
+	want := map[string]string{
 		"--cluster-enabled":                 "yes",
 		"--appendonly":                      "yes",
 		"--appendfsync":                     "everysec",
@@ -86,7 +86,12 @@ func checkHARedis(t *testing.T, r rendered) {
 		"--cluster-preferred-endpoint-type": "hostname",
 		"--cluster-announce-hostname":       fmt.Sprintf("$(POD_NAME).%s-redis-headless.%s.svc.cluster.local", release, namespace),
 		"--masterauth":                      "$(REDIS_PASSWORD)", // replicas authenticate to their primary
-	} {
+	}
+	if r.set.name == "kind-ha" { // redis.clusterNodePorts: the host follows redirects
+		want["--cluster-preferred-endpoint-type"], want["--cluster-announce-hostname"] = "ip", ""
+		checkHARedisNodePorts(t, r, c)
+	}
+	for flag, want := range want {
 		if got := argAfter(c.Args, flag); got != want {
 			t.Errorf("redis: %s %q, want %q", flag, got, want)
 		}
@@ -109,11 +114,16 @@ func checkHARedis(t *testing.T, r rendered) {
 	if job == nil {
 		t.Fatal("no Job creating the Redis Cluster")
 	}
-	if hooks := strings.Split(job.Annotations["helm.sh/hook"], ","); !slices.Contains(hooks, "post-install") || !slices.Contains(hooks, "post-upgrade") {
-		t.Errorf("Job %s: helm.sh/hook=%q, want post-install,post-upgrade", job.Name, job.Annotations["helm.sh/hook"])
+	// not a post-install hook: `helm install --wait` runs those only once api
+	// and worker are ready, which they are not before the cluster exists
+	if hook, ok := job.Annotations["helm.sh/hook"]; ok {
+		t.Errorf("Job %s: helm.sh/hook=%q: install --wait would never get to it", job.Name, hook)
+	}
+	if job.Name != release+"-redis-cluster-init-1" {
+		t.Errorf("Job %s: want the name per revision (%s-redis-cluster-init-<revision>): a Job's spec cannot change on upgrade", job.Name, release)
 	}
 	script := strings.Join(job.Spec.Template.Spec.Containers[0].Args, " ")
-	for _, want := range append([]string{"--cluster create", "--cluster-replicas 1", "cluster_state:ok", "cluster_known_nodes"}, redisNodes...) {
+	for _, want := range append([]string{"cluster addslotsrange 0 5460", "cluster addslotsrange 10923 16383", "cluster meet", "cluster replicate", "cluster_state:ok", "cluster_known_nodes"}, redisNodes...) {
 		if !strings.Contains(script, want) {
 			t.Errorf("Job %s: script lacks %q:\n%s", job.Name, want, script)
 		}
@@ -337,6 +347,47 @@ func checkHANetwork(t *testing.T, r rendered) {
 		}
 		if !c.ingress && !egressTo(np, c.peer, c.port) {
 			t.Errorf("NetworkPolicy %s: no egress to %q on %d", np.Name, c.peer, c.port)
+		}
+	}
+}
+
+// checkHARedisNodePorts: with redis.clusterNodePorts, node i announces
+// $HOST_IP:30400+i (bus 30410+i) and a NodePort Service per pod publishes
+// exactly those ports.
+func checkHARedisNodePorts(t *testing.T, r rendered, c corev1.Container) {
+	script := strings.Join(c.Command, " ")
+	for _, want := range []string{`i=${POD_NAME##*-}`, `exec redis-server "$@"`, `--cluster-announce-ip "$HOST_IP"`,
+		"--cluster-announce-port $((30400 + i))", "--cluster-announce-bus-port $((30410 + i))"} {
+		if !strings.Contains(script, want) {
+			t.Errorf("redis: command lacks %q: %s", want, script)
+		}
+	}
+	if len(c.Args) == 0 || c.Args[0] != "redis-server" {
+		t.Errorf("redis: args %v must start with redis-server ($0 of the command's script)", c.Args)
+	}
+	if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool {
+		return e.Name == "HOST_IP" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "status.hostIP"
+	}) {
+		t.Error("redis: HOST_IP is not the node's IP")
+	}
+	services := map[string]*corev1.Service{}
+	for _, o := range r.byKind("Service") {
+		services[o.meta.Name] = o.obj.(*corev1.Service)
+	}
+	for i := range 6 {
+		s := services[fmt.Sprintf("%s-redis-%d-node", release, i)]
+		if s == nil {
+			t.Errorf("no NodePort Service for Redis node %d", i)
+			continue
+		}
+		ports := map[string]int32{}
+		for _, p := range s.Spec.Ports {
+			ports[p.TargetPort.String()] = p.NodePort
+		}
+		if s.Spec.Type != corev1.ServiceTypeNodePort || s.Spec.Selector["statefulset.kubernetes.io/pod-name"] != fmt.Sprintf("%s-redis-%d", release, i) ||
+			ports["redis"] != int32(30400+i) || ports["cluster-bus"] != int32(30410+i) {
+			t.Errorf("Service %s: want NodePort %d (redis) and %d (cluster-bus) to pod %s-redis-%d, got %s %v %v",
+				s.Name, 30400+i, 30410+i, release, i, s.Spec.Type, s.Spec.Selector, ports)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -530,6 +531,10 @@ func checkServicePods(t *testing.T, r rendered) {
 			wantWait["worker"] = append(wantWait["worker"], h+":5672")
 		}
 		wantWait["worker"] = append(wantWait["worker"], "oncepay-psp:8090")
+		// the api declares the queues it publishes to
+		for _, h := range rabbitmqNodes {
+			wantWait["api"] = append(wantWait["api"], h+":5672")
+		}
 	}
 	for _, o := range r.byKind("Deployment") {
 		d := o.obj.(*appsv1.Deployment)
@@ -726,7 +731,16 @@ func checkSelectors(t *testing.T, r rendered) {
 				t.Errorf("StatefulSet %s: selector %v does not match its pod labels", w.Name, w.Spec.Selector.MatchLabels)
 			}
 		case *corev1.Service:
-			matched := podsMatching(w.Spec.Selector)
+			// a per-pod Service (a Redis Cluster node's NodePort) also
+			// selects by the label the StatefulSet controller sets
+			sel := maps.Clone(w.Spec.Selector)
+			if pod, ok := sel["statefulset.kubernetes.io/pod-name"]; ok {
+				delete(sel, "statefulset.kubernetes.io/pod-name")
+				if !strings.HasPrefix(pod, w.Labels["app.kubernetes.io/instance"]+"-") {
+					t.Errorf("Service %s: selects pod %q, not one of the release", w.Name, pod)
+				}
+			}
+			matched := podsMatching(sel)
 			// a Service must select exactly one workload, never the hook pods
 			if len(matched) != 1 {
 				var owners []string

@@ -239,8 +239,13 @@ crash-loop while the state services start. Kubernetes has no depends_on.
 What the worker waits for: with 3 RabbitMQ nodes, each node's AMQP port, so
 that all three have joined the cluster (a node listens only after joining)
 before the charge queue is declared, and the quorum queue gets a member on
-each.
+each. oncepay.rabbitmqNodeWait: the same for the api (which declares the
+queues it publishes to), and nothing with one node (the api starts without
+RabbitMQ).
 */}}
+{{- define "oncepay.rabbitmqNodeWait" -}}
+{{- if gt (int .Values.rabbitmq.replicas) 1 }}{{ include "oncepay.rabbitmqWait" . | trim }}{{ end }}
+{{- end }}
 {{- define "oncepay.rabbitmqWait" -}}
 {{- if gt (int .Values.rabbitmq.replicas) 1 }}
 {{- range splitList " " (include "oncepay.rabbitmqNodes" .) }}{{ printf "%s:5672 " . }}{{ end }}
