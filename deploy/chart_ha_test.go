@@ -232,6 +232,18 @@ func checkHARabbitMQ(t *testing.T, r rendered) {
 	if !bound {
 		t.Errorf("Role %s is not bound to ServiceAccount %s alone", role.Name, spec.ServiceAccountName)
 	}
+	// a node that (re)joins adds itself to every quorum queue lacking it;
+	// clients do not wait for every node (a node down must not keep an api
+	// or worker pod from starting)
+	if c.Lifecycle == nil || c.Lifecycle.PostStart == nil || c.Lifecycle.PostStart.Exec == nil ||
+		!strings.Contains(strings.Join(c.Lifecycle.PostStart.Exec.Command, " "), `rabbitmq-queues -q grow "$RABBITMQ_NODENAME" all`) {
+		t.Error("rabbitmq: no postStart adding the node to the quorum queues (rabbitmq-queues grow)")
+	}
+	// a TCP readiness check: a rabbitmq-diagnostics run every few seconds per
+	// node starts an Erlang VM each time, which starved the kind node under load
+	if c.ReadinessProbe == nil || c.ReadinessProbe.TCPSocket == nil {
+		t.Errorf("rabbitmq: readiness %+v, want a TCP check of the AMQP port", c.ReadinessProbe)
+	}
 	for _, p := range []string{"4369", "25672"} {
 		if !hasPort(pod{spec: spec}, p) {
 			t.Errorf("rabbitmq: no container port %s", p)

@@ -524,18 +524,6 @@ func checkServicePods(t *testing.T, r rendered) {
 		"worker": {"oncepay-redis:6379", "oncepay-postgres:5432", "oncepay-rabbitmq:5672", "oncepay-psp:8090"},
 		"psp":    {"oncepay-postgres:5432"},
 	}
-	if isHA(r) {
-		// every RabbitMQ node: the quorum queue is declared once all three have joined
-		wantWait["worker"] = []string{"oncepay-redis:6379", "oncepay-postgres:5432"}
-		for _, h := range rabbitmqNodes {
-			wantWait["worker"] = append(wantWait["worker"], h+":5672")
-		}
-		wantWait["worker"] = append(wantWait["worker"], "oncepay-psp:8090")
-		// the api declares the queues it publishes to
-		for _, h := range rabbitmqNodes {
-			wantWait["api"] = append(wantWait["api"], h+":5672")
-		}
-	}
 	for _, o := range r.byKind("Deployment") {
 		d := o.obj.(*appsv1.Deployment)
 		c := d.Spec.Template.Labels["app.kubernetes.io/component"]

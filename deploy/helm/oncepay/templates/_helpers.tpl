@@ -226,31 +226,13 @@ crash-loop while the state services start. Kubernetes has no depends_on.
     limits: {memory: 32Mi}
 {{- end }}
 
-{{/* host:port of a state service or the psp; a host:port is kept as it is */}}
+{{/* host:port of a state service or the psp */}}
 {{- define "oncepay.addr" -}}
 {{- $ctx := index . 0 }}{{ $c := index . 1 }}
-{{- if contains ":" $c }}{{ $c }}{{ else }}
 {{- $port := dict "redis" 6379 "postgres" 5432 "rabbitmq" 5672 "psp" $ctx.Values.psp.port }}
 {{- printf "%s:%v" (include "oncepay.componentName" (dict "ctx" $ctx "component" $c)) (get $port $c) }}
 {{- end }}
-{{- end }}
 
-{{/*
-What the worker waits for: with 3 RabbitMQ nodes, each node's AMQP port, so
-that all three have joined the cluster (a node listens only after joining)
-before the charge queue is declared, and the quorum queue gets a member on
-each. oncepay.rabbitmqNodeWait: the same for the api (which declares the
-queues it publishes to), and nothing with one node (the api starts without
-RabbitMQ).
-*/}}
-{{- define "oncepay.rabbitmqNodeWait" -}}
-{{- if gt (int .Values.rabbitmq.replicas) 1 }}{{ include "oncepay.rabbitmqWait" . | trim }}{{ end }}
-{{- end }}
-{{- define "oncepay.rabbitmqWait" -}}
-{{- if gt (int .Values.rabbitmq.replicas) 1 }}
-{{- range splitList " " (include "oncepay.rabbitmqNodes" .) }}{{ printf "%s:5672 " . }}{{ end }}
-{{- else }}rabbitmq{{ end }}
-{{- end }}
 
 {{/* The OTLP/HTTP endpoint the services export traces to: tracing.otlpEndpoint,
 else the chart's Jaeger when enabled, else "" (tracing off). */}}
