@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -48,6 +49,8 @@ var valueSets = []valueSet{
 	}},
 	{name: "no-networkpolicy", set: []string{"networkPolicy.enabled=false"}},
 	{name: "kind", files: []string{"deploy/kind/values.yaml"}},
+	{name: "kind-ha", files: []string{"deploy/kind/values.yaml", "deploy/kind/values-ha.yaml"}},
+	{name: "ha", set: []string{"redis.mode=cluster", "rabbitmq.replicas=3"}},
 	{name: "registry", files: []string{"deploy/testdata/values-registry.yaml"}},
 	{name: "otlp-endpoint", set: []string{"tracing.otlpEndpoint=http://collector.observability:4318"}},
 }
@@ -432,7 +435,10 @@ func checkPodSecurity(t *testing.T, r rendered) {
 		case sc.SeccompProfile == nil || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault:
 			t.Errorf("%s: seccompProfile is not RuntimeDefault", p.owner)
 		}
-		if p.spec.AutomountServiceAccountToken == nil || *p.spec.AutomountServiceAccountToken {
+		// the one exception: a RabbitMQ cluster's nodes find each other
+		// through the API server (checked in TestChartHA)
+		peerDiscovery := p.owner == "StatefulSet/"+release+"-rabbitmq" && p.spec.ServiceAccountName == release+"-rabbitmq"
+		if !peerDiscovery && (p.spec.AutomountServiceAccountToken == nil || *p.spec.AutomountServiceAccountToken) {
 			t.Errorf("%s: automountServiceAccountToken is not false (no pod talks to the API server)", p.owner)
 		}
 		for _, c := range p.containers() {
@@ -713,7 +719,16 @@ func checkSelectors(t *testing.T, r rendered) {
 				t.Errorf("StatefulSet %s: selector %v does not match its pod labels", w.Name, w.Spec.Selector.MatchLabels)
 			}
 		case *corev1.Service:
-			matched := podsMatching(w.Spec.Selector)
+			// a per-pod Service (a Redis Cluster node's NodePort) also
+			// selects by the label the StatefulSet controller sets
+			sel := maps.Clone(w.Spec.Selector)
+			if pod, ok := sel["statefulset.kubernetes.io/pod-name"]; ok {
+				delete(sel, "statefulset.kubernetes.io/pod-name")
+				if !strings.HasPrefix(pod, w.Labels["app.kubernetes.io/instance"]+"-") {
+					t.Errorf("Service %s: selects pod %q, not one of the release", w.Name, pod)
+				}
+			}
+			matched := podsMatching(sel)
 			// a Service must select exactly one workload, never the hook pods
 			if len(matched) != 1 {
 				var owners []string
@@ -812,7 +827,13 @@ func checkStatefulSets(t *testing.T, r rendered) {
 }
 
 func checkHooks(t *testing.T, r rendered) {
-	jobs := r.byKind("Job")
+	var jobs []object
+	for _, o := range r.byKind("Job") {
+		if o.meta.Labels["app.kubernetes.io/component"] == "redis-cluster-init" && isHA(r) {
+			continue // TestChartHA
+		}
+		jobs = append(jobs, o)
+	}
 	if r.set.name == "minimal" {
 		if len(jobs) != 0 {
 			t.Errorf("migrate.enabled=false still renders %d Job(s)", len(jobs))
@@ -913,7 +934,13 @@ func checkNetworkPolicies(t *testing.T, r rendered) {
 }
 
 func checkRBAC(t *testing.T, r rendered) {
-	roles := r.byKind("Role")
+	var roles []object
+	for _, o := range r.byKind("Role") {
+		if o.meta.Name == release+"-rabbitmq-peer-discovery" && isHA(r) {
+			continue // TestChartHA
+		}
+		roles = append(roles, o)
+	}
 	if r.set.name == "minimal" {
 		if len(roles) != 0 || len(r.byKind("RoleBinding")) != 0 || len(r.byKind("ServiceAccount")) != 0 {
 			t.Error("faultDriver.rbac.create=false still renders RBAC objects")
@@ -941,8 +968,9 @@ func checkRBAC(t *testing.T, r rendered) {
 	if len(got) != len(want) {
 		t.Errorf("Role covers %v, want exactly pods and pods/eviction", got)
 	}
-	rbs := r.byKind("RoleBinding")
-	sas := r.byKind("ServiceAccount")
+	isPeerDiscovery := func(o object) bool { return isHA(r) && o.meta.Labels["app.kubernetes.io/component"] == "rabbitmq" }
+	rbs := slices.DeleteFunc(r.byKind("RoleBinding"), isPeerDiscovery)
+	sas := slices.DeleteFunc(r.byKind("ServiceAccount"), isPeerDiscovery)
 	if len(rbs) != 1 || len(sas) != 1 {
 		t.Fatalf("want one RoleBinding and one ServiceAccount, got %d and %d", len(rbs), len(sas))
 	}

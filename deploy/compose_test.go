@@ -20,6 +20,7 @@ type composeFile struct {
 
 type composeService struct {
 	Image           string                       `json:"image"`
+	Hostname        string                       `json:"hostname"`
 	Command         []string                     `json:"command"`
 	Profiles        []string                     `json:"profiles"`
 	Restart         string                       `json:"restart"`
@@ -67,7 +68,13 @@ func interpolate(s string) (string, map[string]string) {
 // loadCompose parses docker-compose.yml as Compose would with no .env file.
 func loadCompose(t *testing.T) (composeFile, map[string]string) {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "docker-compose.yml"))
+	return loadComposeFile(t, "docker-compose.yml")
+}
+
+// loadComposeFile parses one Compose file of the repository root, alone.
+func loadComposeFile(t *testing.T, name string) (composeFile, map[string]string) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot(t), name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +82,7 @@ func loadCompose(t *testing.T) (composeFile, map[string]string) {
 	var cf composeFile
 	// YAML anchors and merge keys (<<) are resolved by the YAML decoder
 	if err := yaml.Unmarshal([]byte(text), &cf); err != nil {
-		t.Fatalf("docker-compose.yml: %v", err)
+		t.Fatalf("%s: %v", name, err)
 	}
 	for name, svc := range cf.Services {
 		svc.DependsOn = map[string]composeDependency{}

@@ -132,17 +132,56 @@ lifecycle:
       key: {{ .key }}
 {{- end }}
 
-{{/* REDIS_URL, DATABASE_URL, AMQP_URL for api and worker */}}
+{{/*
+The stable DNS names of a clustered state service's pods, one per replica:
+<pod>.<headless service>.<namespace>.svc.<clusterDomain>.
+  include "oncepay.nodeHosts" (dict "ctx" $ "component" "redis" "n" 6) -> "a b c ..."
+*/}}
+{{- define "oncepay.nodeHosts" -}}
+{{- $name := include "oncepay.componentName" (dict "ctx" .ctx "component" .component) }}
+{{- $hosts := list }}
+{{- range $i := until (int .n) }}
+{{- $hosts = append $hosts (printf "%s-%d.%s-headless.%s.svc.%s" $name $i $name $.ctx.Release.Namespace $.ctx.Values.clusterDomain) }}
+{{- end }}
+{{- join " " $hosts }}
+{{- end }}
+
+{{/* the Redis Cluster's nodes: 3 primaries + 3 replicas */}}
+{{- define "oncepay.redisNodes" -}}{{ include "oncepay.nodeHosts" (dict "ctx" . "component" "redis" "n" 6) }}{{- end }}
+{{- define "oncepay.rabbitmqNodes" -}}{{ include "oncepay.nodeHosts" (dict "ctx" . "component" "rabbitmq" "n" .Values.rabbitmq.replicas) }}{{- end }}
+
+{{/*
+REDIS_MODE (cluster mode only), REDIS_URL, DATABASE_URL, AMQP_URL for api
+and worker, in the HA env contract's forms: a Redis Cluster's URL is
+go-redis's ParseClusterURL form with every node as a seed; with 3 RabbitMQ
+nodes AMQP_URL lists all three, comma-separated.
+*/}}
 {{- define "oncepay.stateEnv" -}}
 {{ include "oncepay.secretEnv" (dict "ctx" . "name" "ONCEPAY_REDIS_PASSWORD" "key" "redis-password") }}
 {{ include "oncepay.secretEnv" (dict "ctx" . "name" "ONCEPAY_POSTGRES_PASSWORD" "key" "postgres-password") }}
 {{ include "oncepay.secretEnv" (dict "ctx" . "name" "ONCEPAY_RABBITMQ_PASSWORD" "key" "rabbitmq-password") }}
+{{- if eq .Values.redis.mode "cluster" }}
+{{- $nodes := splitList " " (include "oncepay.redisNodes" .) }}
+- {name: REDIS_MODE, value: cluster}
+- name: REDIS_URL
+  value: "redis://:$(ONCEPAY_REDIS_PASSWORD)@{{ first $nodes }}:6379?{{ range $i, $h := rest $nodes }}{{ if $i }}&{{ end }}addr={{ $h }}:6379{{ end }}"
+{{- else }}
 - name: REDIS_URL
   value: "redis://:$(ONCEPAY_REDIS_PASSWORD)@{{ include "oncepay.redisHost" . }}:6379/0"
+{{- end }}
 - name: DATABASE_URL
   value: "postgres://{{ .Values.postgres.user }}:$(ONCEPAY_POSTGRES_PASSWORD)@{{ include "oncepay.postgresHost" . }}:5432/{{ .Values.postgres.database }}?sslmode=disable"
+{{- $vhost := .Values.rabbitmq.vhost | trimPrefix "/" | urlquery }}
+{{- $amqp := list }}
+{{- if gt (int .Values.rabbitmq.replicas) 1 }}
+{{- range splitList " " (include "oncepay.rabbitmqNodes" .) }}
+{{- $amqp = append $amqp (printf "amqp://%s:$(ONCEPAY_RABBITMQ_PASSWORD)@%s:5672/%s" $.Values.rabbitmq.user . $vhost) }}
+{{- end }}
+{{- else }}
+{{- $amqp = list (printf "amqp://%s:$(ONCEPAY_RABBITMQ_PASSWORD)@%s:5672/%s" .Values.rabbitmq.user (include "oncepay.rabbitmqHost" .) $vhost) }}
+{{- end }}
 - name: AMQP_URL
-  value: "amqp://{{ .Values.rabbitmq.user }}:$(ONCEPAY_RABBITMQ_PASSWORD)@{{ include "oncepay.rabbitmqHost" . }}:5672/{{ .Values.rabbitmq.vhost | trimPrefix "/" | urlquery }}"
+  value: {{ join "," $amqp | quote }}
 {{- end }}
 
 {{/* extra env from a values map, sorted, values quoted */}}
@@ -193,6 +232,7 @@ crash-loop while the state services start. Kubernetes has no depends_on.
 {{- $port := dict "redis" 6379 "postgres" 5432 "rabbitmq" 5672 "psp" $ctx.Values.psp.port }}
 {{- printf "%s:%v" (include "oncepay.componentName" (dict "ctx" $ctx "component" $c)) (get $port $c) }}
 {{- end }}
+
 
 {{/* The OTLP/HTTP endpoint the services export traces to: tracing.otlpEndpoint,
 else the chart's Jaeger when enabled, else "" (tracing off). */}}
