@@ -37,6 +37,7 @@ require (
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/oncepay/oncepay/lua v0.0.0
 	github.com/oncepay/oncepay/pkg/message v0.0.0
+	github.com/oncepay/oncepay/pkg/service v0.0.0
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
@@ -55,4 +56,7 @@ replace github.com/oncepay/oncepay/lua => ../lua
 replace github.com/oncepay/oncepay/pkg/message => ../pkg/message
 
 replace github.com/oncepay/oncepay/internal/redistest => ../internal/redistest
+
 replace github.com/oncepay/oncepay/internal/proc => ../internal/proc
+
+replace github.com/oncepay/oncepay/pkg/service => ../pkg/service

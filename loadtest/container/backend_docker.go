@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oncepay/oncepay/pkg/service/dial"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/oncepay/oncepay/loadtest/process"
@@ -21,7 +22,7 @@ type DockerConfig struct {
 	// Replicas by compose service name (api-1, worker-2, ...). Ports are the
 	// ones inside the containers: api ServerPort 8080, worker UpstreamPort 8090.
 	Replicas map[string]process.Replica
-	Redis    *redis.Client // the stack's Redis, for FlushRedis
+	Redis    redis.UniversalClient // the stack's Redis, for FlushRedis
 	// Docker is the docker CLI (default "docker").
 	Docker string
 	// HealthTimeout bounds RestartService's wait for healthy (default 3m).
@@ -154,9 +155,9 @@ func (d *Docker) RestartService(ctx context.Context, service string) error {
 	}
 }
 
-// FlushRedis runs FLUSHALL.
+// FlushRedis runs FLUSHALL (on every primary of a Redis Cluster).
 func (d *Docker) FlushRedis(ctx context.Context) error {
-	if err := d.cfg.Redis.FlushAll(ctx).Err(); err != nil {
+	if err := dial.ForEachPrimary(ctx, d.cfg.Redis, func(ctx context.Context, n *redis.Client) error { return n.FlushAll(ctx).Err() }); err != nil {
 		return fmt.Errorf("flushall: %w", err)
 	}
 	return nil

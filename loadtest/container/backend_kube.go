@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oncepay/oncepay/pkg/service/dial"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/oncepay/oncepay/loadtest/process"
@@ -53,8 +54,8 @@ type KubeConfig struct {
 	// component api in name order, api-2 the second, and so on. Ports are the
 	// containers' own: api ServerPort 8080, worker UpstreamPort 8090.
 	Replicas map[string]process.Replica
-	Redis    *redis.Client // the release's Redis (NodePort 30379 on kind), for FlushRedis
-	KillMode KillMode      // default KillSIGKILL
+	Redis    redis.UniversalClient // the release's Redis (NodePort 30379 on kind), for FlushRedis
+	KillMode KillMode              // default KillSIGKILL
 	// ReadyTimeout bounds RestartService's wait for the new pod (default 3m).
 	ReadyTimeout time.Duration
 }
@@ -295,9 +296,9 @@ func (k *Kube) RestartService(ctx context.Context, service string) error {
 	}
 }
 
-// FlushRedis runs FLUSHALL.
+// FlushRedis runs FLUSHALL (on every primary of a Redis Cluster).
 func (k *Kube) FlushRedis(ctx context.Context) error {
-	if err := k.cfg.Redis.FlushAll(ctx).Err(); err != nil {
+	if err := dial.ForEachPrimary(ctx, k.cfg.Redis, func(ctx context.Context, n *redis.Client) error { return n.FlushAll(ctx).Err() }); err != nil {
 		return fmt.Errorf("flushall: %w", err)
 	}
 	return nil

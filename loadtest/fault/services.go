@@ -9,19 +9,20 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/oncepay/oncepay/pkg/service/dial"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // Broker deletes queues over AMQP 0-9-1 (queue.delete), on any runtime
 // whose broker faultd reaches. It is safe for concurrent use.
 type Broker struct {
-	URL string // amqp://user:pass@host:port/vhost
+	URL string // AMQP_URL: amqp://user:pass@host:port/vhost, or a cluster's nodes comma-separated
 }
 
 // DeleteQueue deletes queue and the messages in it, with or without
 // consumers (RabbitMQ cancels them), and returns how many it held.
 func (b *Broker) DeleteQueue(ctx context.Context, queue string) (int, error) {
-	conn, err := amqp.DialConfig(b.URL, amqp.Config{Dial: amqp.DefaultDial(5 * time.Second)})
+	conn, err := dial.AMQP(b.URL, amqp.Config{}, 5*time.Second)
 	if err != nil {
 		return 0, fmt.Errorf("delete queue %s: dial: %w", queue, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/oncepay/oncepay/internal/proc"
 	"github.com/oncepay/oncepay/loadtest/fault"
 	"github.com/oncepay/oncepay/loadtest/sockdiag"
+	"github.com/oncepay/oncepay/pkg/service/dial"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -36,7 +37,7 @@ type Config struct {
 	// HarnessEnv is the complete environment of harness commands; it must
 	// point the harness at the runtime's own state directory and ports.
 	HarnessEnv []string
-	Redis      *redis.Client // the runtime's Redis, for FlushRedis
+	Redis      redis.UniversalClient // the runtime's Redis, for FlushRedis
 	// Broker deletes queues (DeleteQueue) and PSP takes the psp down
 	// (PSPOutage); nil: the backend cannot.
 	Broker *fault.Broker
@@ -166,9 +167,9 @@ func (b *Backend) PSPOutage(ctx context.Context, d time.Duration) error {
 	return b.cfg.PSP.Outage(ctx, d)
 }
 
-// FlushRedis runs FLUSHALL.
+// FlushRedis runs FLUSHALL (on every primary of a Redis Cluster).
 func (b *Backend) FlushRedis(ctx context.Context) error {
-	if err := b.cfg.Redis.FlushAll(ctx).Err(); err != nil {
+	if err := dial.ForEachPrimary(ctx, b.cfg.Redis, func(ctx context.Context, n *redis.Client) error { return n.FlushAll(ctx).Err() }); err != nil {
 		return fmt.Errorf("flushall: %w", err)
 	}
 	return nil

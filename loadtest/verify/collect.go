@@ -12,11 +12,11 @@ import (
 
 // Sources are the systems a run's state is read from.
 type Sources struct {
-	DB     *pgxpool.Pool    // the payments database
-	Redis  *redis.Client    // the boundary
-	AMQP   *amqp.Connection // the broker
-	Queues Queues           // the worker's queue names
-	PSP    Ledger           // the psp simulator
+	DB     *pgxpool.Pool         // the payments database
+	Redis  redis.UniversalClient // the boundary: one Redis, a failover client or a Redis Cluster
+	AMQP   *amqp.Connection      // the broker
+	Queues Queues                // the worker's queue names
+	PSP    Ledger                // the psp simulator
 	// MaxDeadLetters bounds how many dead-lettered messages are read (default 10000).
 	MaxDeadLetters int
 }

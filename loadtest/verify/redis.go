@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/oncepay/oncepay/pkg/service/dial"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -22,12 +24,30 @@ func matchRun(runID string) string {
 }
 
 // readBoundary returns every stage of the run's boundary records and the
-// Redis server's clock.
-func readBoundary(ctx context.Context, rdb *redis.Client, runID string) ([]Stage, time.Time, error) {
+// Redis server's clock. On a Redis Cluster it scans every primary and
+// reads the clock of one node (the primaries' clocks are the hosts').
+func readBoundary(ctx context.Context, rdb redis.UniversalClient, runID string) ([]Stage, time.Time, error) {
 	now, err := rdb.Time(ctx).Result()
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("redis TIME: %w", err)
 	}
+	var mu sync.Mutex
+	var stages []Stage
+	err = dial.ForEachPrimary(ctx, rdb, func(ctx context.Context, node *redis.Client) error {
+		s, err := readNode(ctx, node, runID)
+		mu.Lock()
+		stages = append(stages, s...)
+		mu.Unlock()
+		return err
+	})
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	return stages, now, nil
+}
+
+// readNode returns every stage of the run's boundary records on one server.
+func readNode(ctx context.Context, rdb *redis.Client, runID string) ([]Stage, error) {
 	var stages []Stage
 	iter := rdb.Scan(ctx, 0, matchRun(runID), 1000).Iterator()
 	batch := make([]string, 0, 500)
@@ -53,17 +73,17 @@ func readBoundary(ctx context.Context, rdb *redis.Client, runID string) ([]Stage
 		batch = append(batch, iter.Val())
 		if len(batch) == cap(batch) {
 			if err := flush(); err != nil {
-				return nil, time.Time{}, err
+				return nil, err
 			}
 		}
 	}
 	if err := iter.Err(); err != nil {
-		return nil, time.Time{}, fmt.Errorf("redis SCAN: %w", err)
+		return nil, fmt.Errorf("redis SCAN: %w", err)
 	}
 	if err := flush(); err != nil {
-		return nil, time.Time{}, err
+		return nil, err
 	}
-	return stages, now, nil
+	return stages, nil
 }
 
 // parseStages splits one record's fields, <stage>:<field>, into stages.

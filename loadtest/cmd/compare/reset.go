@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -16,18 +17,19 @@ import (
 
 	"github.com/oncepay/oncepay/loadtest/verify"
 	"github.com/oncepay/oncepay/pkg/idem/naive"
+	"github.com/oncepay/oncepay/pkg/service/dial"
 )
 
 // services are the runtime's backing services, as scripts/local env names
 // them.
 type services struct {
-	RedisURL, DatabaseURL, AMQPURL string
-	PSPAdminURL, PSPToken          string // the psp's admin listener and its bearer token
-	Queues                         verify.Queues
+	RedisMode, RedisURL, DatabaseURL, AMQPURL string
+	PSPAdminURL, PSPToken                     string // the psp's admin listener and its bearer token
+	Queues                                    verify.Queues
 }
 
 func servicesOf(env map[string]string) (services, error) {
-	s := services{RedisURL: env["REDIS_URL"], DatabaseURL: env["DATABASE_URL"], AMQPURL: env["AMQP_URL"],
+	s := services{RedisMode: env["REDIS_MODE"], RedisURL: env["REDIS_URL"], DatabaseURL: env["DATABASE_URL"], AMQPURL: env["AMQP_URL"],
 		PSPAdminURL: env["PSP_ADMIN_URL"], PSPToken: env["PSP_ADMIN_TOKEN"]}
 	if s.RedisURL == "" || s.DatabaseURL == "" || s.AMQPURL == "" || s.PSPAdminURL == "" || s.PSPToken == "" {
 		return services{}, errors.New("scripts/local env did not name REDIS_URL, DATABASE_URL, AMQP_URL, PSP_ADMIN_URL and PSP_ADMIN_TOKEN")
@@ -46,13 +48,14 @@ func servicesOf(env map[string]string) (services, error) {
 // and charge_takeovers truncated, every queue purged, the psp ledger
 // emptied and its fault knobs set to failAfter with the run's seed.
 func reset(ctx context.Context, s services, failAfter float64, seed int) error {
-	opt, err := redis.ParseURL(s.RedisURL)
+	rdb, err := dial.Redis(s.RedisMode, s.RedisURL, dial.RedisTuning{})
 	if err != nil {
 		return fmt.Errorf("REDIS_URL: %w", err)
 	}
-	rdb := redis.NewClient(opt)
 	defer rdb.Close()
-	if err := rdb.FlushDB(ctx).Err(); err != nil {
+	if err := dial.ForEachPrimary(ctx, rdb, func(ctx context.Context, node *redis.Client) error {
+		return node.FlushDB(ctx).Err()
+	}); err != nil {
 		return fmt.Errorf("redis FLUSHDB: %w", err)
 	}
 
@@ -105,7 +108,7 @@ func psp(ctx context.Context, s services, method, path string, body []byte) erro
 
 // purge empties each queue; a queue that does not exist yet is fine.
 func purge(url string, queues []string) error {
-	conn, err := amqp.DialConfig(url, amqp.Config{Dial: amqp.DefaultDial(5 * time.Second)})
+	conn, err := dial.AMQP(url, amqp.Config{}, 5*time.Second)
 	if err != nil {
 		return fmt.Errorf("rabbitmq: %w", err)
 	}
@@ -126,27 +129,30 @@ func purge(url string, queues []string) error {
 }
 
 // markersLeft counts the naive strategies' "in progress" markers of run
-// runID still in Redis: claims nobody completed or released.
-func markersLeft(ctx context.Context, redisURL, runID string) (int, error) {
-	opt, err := redis.ParseURL(redisURL)
+// runID still in Redis: claims nobody completed or released. On a Redis
+// Cluster it scans every primary.
+func markersLeft(ctx context.Context, s services, runID string) (int, error) {
+	rdb, err := dial.Redis(s.RedisMode, s.RedisURL, dial.RedisTuning{})
 	if err != nil {
 		return 0, err
 	}
-	rdb := redis.NewClient(opt)
 	defer rdb.Close()
-	n := 0
-	iter := rdb.Scan(ctx, 0, naive.Prefix+"{*:"+runID+"-*", 1000).Iterator()
-	for iter.Next(ctx) {
-		if strings.HasSuffix(iter.Val(), ":lock") {
-			continue
+	var n atomic.Int64
+	err = dial.ForEachPrimary(ctx, rdb, func(ctx context.Context, node *redis.Client) error {
+		iter := node.Scan(ctx, 0, naive.Prefix+"{*:"+runID+"-*", 1000).Iterator()
+		for iter.Next(ctx) {
+			if strings.HasSuffix(iter.Val(), ":lock") {
+				continue
+			}
+			v, err := node.Get(ctx, iter.Val()).Result()
+			if err != nil && !errors.Is(err, redis.Nil) {
+				return err
+			}
+			if v == naive.Marker {
+				n.Add(1)
+			}
 		}
-		v, err := rdb.Get(ctx, iter.Val()).Result()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			return 0, err
-		}
-		if v == naive.Marker {
-			n++
-		}
-	}
-	return n, iter.Err()
+		return iter.Err()
+	})
+	return int(n.Load()), err
 }

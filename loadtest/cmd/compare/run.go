@@ -103,7 +103,7 @@ func runOne(ctx context.Context, rt runtime, cfg config, s naive.Strategy) error
 		case <-time.After(10 * time.Second):
 		}
 	}
-	n, err := markersLeft(ctx, svc.RedisURL, r.RunID)
+	n, err := markersLeft(ctx, svc, r.RunID)
 	if err != nil {
 		return fmt.Errorf("count markers: %w", err)
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/oncepay/oncepay/pkg/service/dial"
 
 	"github.com/oncepay/oncepay/loadtest/container"
 	"github.com/oncepay/oncepay/loadtest/process"
@@ -24,6 +24,7 @@ type config struct {
 	EventsPath   string                     // FAULTD_EVENTS, required: the fault log (JSON lines), appended to
 	WaitInFlight time.Duration              // FAULTD_WAIT_IN_FLIGHT, default 2s
 	Replicas     map[string]process.Replica // FAULTD_REPLICAS, default defaultReplicas[Runtime]
+	RedisMode    string                     // REDIS_MODE: single (default), cluster or sentinel (package dial)
 	RedisURL     string                     // REDIS_URL, required: the runtime's Redis, for FLUSHALL
 	// AMQPURL, if set, lets the local backend delete the charge queue
 	// (AMQP_URL); PSPAdminURL and PSPToken, if set, take the psp down
@@ -85,6 +86,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		Runtime:     str("RUNTIME", "local"),
 		Topology:    str("TOPOLOGY", "single"),
 		EventsPath:  str("FAULTD_EVENTS", ""),
+		RedisMode:   str("REDIS_MODE", dial.RedisSingle),
 		RedisURL:    str("REDIS_URL", ""),
 		AMQPURL:     str("AMQP_URL", ""),
 		PSPAdminURL: str("PSP_ADMIN_URL", ""),
@@ -121,8 +123,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 	}
 	if c.RedisURL != "" {
-		if _, err := redis.ParseURL(c.RedisURL); err != nil {
-			fail("REDIS_URL is not a redis:// URL")
+		if err := dial.CheckRedis(c.RedisMode, c.RedisURL); err != nil {
+			fail("REDIS_MODE %s, REDIS_URL: %w", c.RedisMode, err)
 		}
 	}
 	var err error

@@ -20,6 +20,7 @@ import (
 	"github.com/oncepay/oncepay/loadtest/fault"
 	"github.com/oncepay/oncepay/loadtest/netfault"
 	"github.com/oncepay/oncepay/loadtest/process"
+	"github.com/oncepay/oncepay/pkg/service/dial"
 )
 
 // backend is what faultd drives: a runtime's fault.Backend that can also
@@ -31,7 +32,7 @@ type backend interface {
 
 // newBackend returns the backend of cfg.Runtime: supervised processes
 // (local), Compose containers (compose) or the Helm release's pods (kind).
-func newBackend(cfg config, rdb *redis.Client) backend {
+func newBackend(cfg config, rdb redis.UniversalClient) backend {
 	switch cfg.Runtime {
 	case "compose":
 		return container.NewDocker(container.DockerConfig{
@@ -71,8 +72,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	log := slog.New(slog.NewJSONHandler(stdout, nil))
 
-	opt, _ := redis.ParseURL(cfg.RedisURL)
-	rdb := redis.NewClient(opt)
+	rdb, err := dial.Redis(cfg.RedisMode, cfg.RedisURL, dial.RedisTuning{})
+	if err != nil {
+		return fmt.Errorf("REDIS_URL: %w", err)
+	}
 	defer rdb.Close()
 
 	if err := os.MkdirAll(filepath.Dir(cfg.EventsPath), 0o755); err != nil {

@@ -96,6 +96,7 @@ func TestLoadConfigContainerRuntimes(t *testing.T) {
 		}
 		want := tt.want
 		want.ListenAddr, want.EventsPath, want.RedisURL = "127.0.0.1:8099", base["FAULTD_EVENTS"], base["REDIS_URL"]
+		want.RedisMode = "single"
 		want.WaitInFlight, want.Replicas = 2*time.Second, inContainer
 		if want.RestartTimeout == 0 {
 			want.RestartTimeout = 5 * time.Minute

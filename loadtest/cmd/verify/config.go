@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -10,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/oncepay/oncepay/pkg/service/dial"
 )
 
 // config is what verify reads from its flags and environment, once.
@@ -30,8 +33,9 @@ type config struct {
 	// the payment stories of report.html (none: the stories go without).
 	Logs        []string
 	DatabaseURL string // DATABASE_URL
+	RedisMode   string // REDIS_MODE: single (default), cluster or sentinel (package dial)
 	RedisURL    string // REDIS_URL
-	AMQPURL     string // AMQP_URL
+	AMQPURL     string // AMQP_URL: one URL or a cluster's nodes, comma-separated
 }
 
 // runInfo is run.json, written by the load-test runner.
@@ -89,6 +93,17 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (co
 	}
 	c.DatabaseURL, c.RedisURL, c.AMQPURL = getenv("DATABASE_URL"), getenv("REDIS_URL"), getenv("AMQP_URL")
 	c.PSPToken = getenv("PSP_ADMIN_TOKEN")
+	c.RedisMode = cmp.Or(getenv("REDIS_MODE"), dial.RedisSingle)
+	if c.RedisURL != "" {
+		if err := dial.CheckRedis(c.RedisMode, c.RedisURL); err != nil {
+			problems = append(problems, fmt.Errorf("REDIS_MODE %s, REDIS_URL: %w", c.RedisMode, err))
+		}
+	}
+	if c.AMQPURL != "" {
+		if _, err := dial.ParseAMQP(c.AMQPURL); err != nil {
+			problems = append(problems, fmt.Errorf("AMQP_URL: %w", err))
+		}
+	}
 	for name, v := range map[string]string{"DATABASE_URL": c.DatabaseURL, "REDIS_URL": c.RedisURL, "AMQP_URL": c.AMQPURL, "PSP_ADMIN_TOKEN": c.PSPToken} {
 		if v == "" {
 			problems = append(problems, fmt.Errorf("%s is required (eval \"$(scripts/local env)\")", name))

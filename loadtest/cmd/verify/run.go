@@ -16,13 +16,13 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	amqp "github.com/rabbitmq/amqp091-go"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/oncepay/oncepay/loadtest/fault"
 	"github.com/oncepay/oncepay/loadtest/page"
 	"github.com/oncepay/oncepay/loadtest/record"
 	"github.com/oncepay/oncepay/loadtest/timeline"
 	"github.com/oncepay/oncepay/loadtest/verify"
+	"github.com/oncepay/oncepay/pkg/service/dial"
 )
 
 // errViolations is returned when the report lists violations.
@@ -52,13 +52,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("postgres: %w", err)
 	}
 	defer db.Close()
-	opt, err := redis.ParseURL(cfg.RedisURL)
+	rdb, err := dial.Redis(cfg.RedisMode, cfg.RedisURL, dial.RedisTuning{})
 	if err != nil {
 		return fmt.Errorf("REDIS_URL: %w", err)
 	}
-	rdb := redis.NewClient(opt)
 	defer rdb.Close()
-	conn, err := amqp.Dial(cfg.AMQPURL)
+	conn, err := dial.AMQP(cfg.AMQPURL, amqp.Config{}, 30*time.Second)
 	if err != nil {
 		return fmt.Errorf("rabbitmq: %w", err)
 	}

@@ -22,11 +22,18 @@ const Mask = "xxxxx"
 //     that does not parse as keyword/value is cut after the first such
 //     keyword.
 //
+// A comma-separated list of URLs (AMQP_URL's nodes) is redacted URL by URL.
 // A string that is neither a URL nor keyword/value is returned unchanged.
 // Secret is written by hand: net/url's URL.Redacted leaves keyword/value
 // strings and query parameters alone, and url.Parse's error quotes the
 // whole URL.
 func Secret(s string) string {
+	if parts := strings.Split(s, ","); len(parts) > 1 && allURLs(parts) {
+		for i, p := range parts {
+			parts[i] = Secret(p)
+		}
+		return strings.Join(parts, ",")
+	}
 	if scheme, rest, ok := strings.Cut(s, "://"); ok && !strings.ContainsAny(scheme, " ='") {
 		return scheme + "://" + redactURL(rest)
 	}
@@ -34,6 +41,17 @@ func Secret(s string) string {
 		return redactKeywordValue(s)
 	}
 	return s
+}
+
+// allURLs reports whether every part looks like scheme://...
+func allURLs(parts []string) bool {
+	for _, p := range parts {
+		scheme, _, ok := strings.Cut(strings.TrimSpace(p), "://")
+		if !ok || scheme == "" || strings.ContainsAny(scheme, " =',") {
+			return false
+		}
+	}
+	return true
 }
 
 // sensitive are the keys whose values are secrets, in a query or as keywords.

@@ -42,6 +42,8 @@ func TestSecret(t *testing.T) {
 		{"redis password query", "redis://redis:6379/0?password=s3cret", "redis://redis:6379/0?password=xxxxx"},
 		{"amqp", "amqp://oncepay:s3cret@rabbitmq:5672/", "amqp://oncepay:xxxxx@rabbitmq:5672/"},
 		{"amqps vhost", "amqps://u:s3cret@mq/%2fprod", "amqps://u:xxxxx@mq/%2fprod"},
+		{"amqp node list", "amqp://u:s3cret@mq1:5672/,amqp://u:s3cret@mq2:5672/", "amqp://u:xxxxx@mq1:5672/,amqp://u:xxxxx@mq2:5672/"},
+		{"redis cluster seeds", "redis://:s3cret@r1:6379?addr=r2:6379&addr=r3:6379", "redis://:xxxxx@r1:6379?addr=r2:6379&addr=r3:6379"},
 		// neither
 		{"plain", "127.0.0.1:8080", "127.0.0.1:8080"},
 		{"empty", "", ""},

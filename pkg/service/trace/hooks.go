@@ -47,7 +47,7 @@ func (t *Tracing) Transport(rt http.RoundTripper) http.RoundTripper {
 // Redis adds a span per command (and pipeline) to rdb, without the
 // command's arguments (they hold payment data). It does nothing when
 // tracing is off.
-func (t *Tracing) Redis(rdb *redis.Client) error {
+func (t *Tracing) Redis(rdb redis.UniversalClient) error {
 	if !t.Enabled() {
 		return nil
 	}

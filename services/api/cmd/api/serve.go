@@ -11,6 +11,7 @@ import (
 	"github.com/oncepay/oncepay/pkg/idem"
 	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/pkg/service"
+	"github.com/oncepay/oncepay/pkg/service/dial"
 	"github.com/oncepay/oncepay/pkg/service/ops"
 	"github.com/oncepay/oncepay/pkg/service/trace"
 	"github.com/oncepay/oncepay/services/api/internal/auth"
@@ -19,7 +20,6 @@ import (
 	"github.com/oncepay/oncepay/services/api/internal/metrics"
 	"github.com/oncepay/oncepay/services/api/internal/outbox"
 	"github.com/oncepay/oncepay/services/api/internal/payments"
-	"github.com/redis/go-redis/v9"
 )
 
 // serve wires the api and runs it as a service.Service: readiness 503 at
@@ -33,11 +33,10 @@ func serve(ctx context.Context, cfg config.Serve, tr *trace.Tracing, log *slog.L
 	log.Info("starting", "config", cfg)
 	reg := service.NewRegistry()
 	m := metrics.New(reg, cfg.Instance)
-	redisOpt, err := redis.ParseURL(cfg.RedisURL)
+	rdb, err := dial.Redis(cfg.RedisMode, cfg.RedisURL, dial.RedisTuning{ContextTimeout: true})
 	if err != nil {
-		return fmt.Errorf("redis url: %w", err)
+		return fmt.Errorf("REDIS_URL: %w", err)
 	}
-	redisOpt.ContextTimeoutEnabled = true
 
 	svc, err := service.New(log, reg, service.Config{
 		OpsAddr: cfg.OpsAddr, PprofAddr: cfg.PprofAddr, PprofEnv: "API_PPROF_ADDR",
@@ -63,7 +62,6 @@ func serve(ctx context.Context, cfg config.Serve, tr *trace.Tracing, log *slog.L
 		return err
 	}
 
-	rdb := redis.NewClient(redisOpt)
 	svc.OnStop("redis", func(context.Context) error { return rdb.Close() })
 	if err := tr.Redis(rdb); err != nil {
 		return err

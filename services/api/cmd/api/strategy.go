@@ -28,6 +28,6 @@ func checkStrategy(name string) error {
 
 // boundaryFor returns oncepay's boundary on rdb and pays unchanged, and no
 // readiness details. name has passed checkStrategy.
-func boundaryFor(_ context.Context, _ *slog.Logger, _ string, rdb *redis.Client, cfg idem.Config, pays httpapi.PaymentStore) (httpapi.Boundary, httpapi.PaymentStore, map[string]string) {
+func boundaryFor(_ context.Context, _ *slog.Logger, _ string, rdb redis.UniversalClient, cfg idem.Config, pays httpapi.PaymentStore) (httpapi.Boundary, httpapi.PaymentStore, map[string]string) {
 	return idem.New(rdb, cfg), pays, nil
 }

@@ -38,7 +38,7 @@ func checkStrategy(name string) error {
 //	off                                                  no boundary at all
 //	no-backstop                                          the real boundary; payments without the unique-key backstop
 //	api-only                                             the real boundary (only the worker differs)
-func boundaryFor(ctx context.Context, log *slog.Logger, name string, rdb *redis.Client, cfg idem.Config, pays httpapi.PaymentStore) (httpapi.Boundary, httpapi.PaymentStore, map[string]string) {
+func boundaryFor(ctx context.Context, log *slog.Logger, name string, rdb redis.UniversalClient, cfg idem.Config, pays httpapi.PaymentStore) (httpapi.Boundary, httpapi.PaymentStore, map[string]string) {
 	s, _ := naive.ParseStrategy(name)
 	b := naive.Real(idem.New(rdb, cfg))
 	switch s.Pattern() {

@@ -12,16 +12,16 @@ import (
 	"math"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncepay/oncepay/pkg/message"
+	"github.com/oncepay/oncepay/pkg/service/dial"
 	"github.com/oncepay/oncepay/pkg/service/envconf"
 	"github.com/oncepay/oncepay/pkg/service/pgpool"
 	"github.com/oncepay/oncepay/pkg/service/redact"
-	amqp "github.com/rabbitmq/amqp091-go"
-	"github.com/redis/go-redis/v9"
 )
 
 // Serve is the configuration of `api serve`.
@@ -29,10 +29,15 @@ type Serve struct {
 	ListenAddr string // API_LISTEN_ADDR: the payments port
 	// OpsAddr (API_OPS_ADDR) serves /livez, /readyz and /metrics, never
 	// the payments port.
-	OpsAddr     string
-	RedisURL    string // REDIS_URL
+	OpsAddr string
+	// RedisMode (REDIS_MODE: single, cluster or sentinel) says how
+	// RedisURL (REDIS_URL) is read; see package dial.
+	RedisMode   string
+	RedisURL    string
 	DatabaseURL string // DATABASE_URL
-	AMQPURL     string // AMQP_URL
+	// AMQPURL (AMQP_URL) is one amqp:// URL or the comma-separated URLs
+	// of a cluster's nodes (dial.ParseAMQP).
+	AMQPURL string
 	// Merchants maps merchant id to API key (API_MERCHANT_KEYS). Both are
 	// unique: no merchant twice, no key shared by two merchants.
 	Merchants map[string]string
@@ -104,6 +109,7 @@ func loadServe(p *envconf.Parser, hostname string) Serve {
 	c := Serve{
 		ListenAddr:        p.String("API_LISTEN_ADDR", "127.0.0.1:8080"),
 		OpsAddr:           p.String("API_OPS_ADDR", "127.0.0.1:8084"),
+		RedisMode:         p.String("REDIS_MODE", dial.RedisSingle),
 		RedisURL:          required(p, "REDIS_URL"),
 		DatabaseURL:       required(p, "DATABASE_URL"),
 		AMQPURL:           required(p, "AMQP_URL"),
@@ -149,9 +155,13 @@ func loadServe(p *envconf.Parser, hostname string) Serve {
 	} else if c.OpsAddr == c.ListenAddr && !strings.HasSuffix(c.OpsAddr, ":0") {
 		p.Fail("API_OPS_ADDR", "must differ from API_LISTEN_ADDR: the ops endpoints never share the payments port")
 	}
-	checkURL(p, "REDIS_URL", c.RedisURL, func(s string) error { _, err := redis.ParseURL(s); return err })
+	if !slices.Contains(dial.RedisModes, c.RedisMode) {
+		p.Fail("REDIS_MODE", fmt.Sprintf("%q: want one of %s", c.RedisMode, strings.Join(dial.RedisModes, ", ")))
+	} else {
+		checkURL(p, "REDIS_URL", c.RedisURL, func(s string) error { return dial.CheckRedis(c.RedisMode, s) })
+	}
 	checkURL(p, "DATABASE_URL", c.DatabaseURL, parseDatabaseURL)
-	checkURL(p, "AMQP_URL", c.AMQPURL, func(s string) error { _, err := amqp.ParseURI(s); return err })
+	checkURL(p, "AMQP_URL", c.AMQPURL, func(s string) error { _, err := dial.ParseAMQP(s); return err })
 	switch {
 	case c.AMQPExchange == "" || len(c.AMQPExchange) > 255:
 		p.Fail("AMQP_EXCHANGE", "must be 1-255 characters")
@@ -204,6 +214,7 @@ func (c Serve) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("listen_addr", c.ListenAddr),
 		slog.String("ops_addr", c.OpsAddr),
+		slog.String("redis_mode", c.RedisMode),
 		slog.String("redis_url", redact.Secret(c.RedisURL)),
 		slog.String("database_url", redact.Secret(c.DatabaseURL)),
 		slog.String("amqp_url", redact.Secret(c.AMQPURL)),

@@ -40,6 +40,7 @@ func TestLoadServeDefaults(t *testing.T) {
 	want := config.Serve{
 		ListenAddr:        "127.0.0.1:8080",
 		OpsAddr:           "127.0.0.1:8084",
+		RedisMode:         "single",
 		RedisURL:          "redis://127.0.0.1:6379/0",
 		DatabaseURL:       "postgres://u:secret@127.0.0.1:5432/db",
 		AMQPURL:           "amqp://guest:guest@127.0.0.1:5672/",

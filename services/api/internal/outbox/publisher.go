@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/oncepay/oncepay/pkg/message"
+	"github.com/oncepay/oncepay/pkg/service/dial"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -30,7 +31,9 @@ var (
 
 // PublisherConfig says where to publish.
 type PublisherConfig struct {
-	URL string // amqp:// URL
+	// URL is AMQP_URL: one amqp:// URL or the comma-separated URLs of a
+	// cluster's nodes; connections rotate through them (dial.AMQPNodes).
+	URL string
 	// Topology is where messages go: the exchange they are published to
 	// and the queue bound to it. The Publisher declares it (see Start),
 	// with the worker's definition, so that a message has a queue to go
@@ -134,8 +137,13 @@ func (p *Publisher) isClosed() bool {
 func (p *Publisher) connect() error {
 	props := amqp.NewConnectionProperties()
 	props.SetClientConnectionName(p.cfg.ConnectionName)
-	conn, err := amqp.DialConfig(p.cfg.URL, amqp.Config{
-		Dial:       amqp.DefaultDial(5 * time.Second),
+	nodes, err := dial.ParseAMQP(p.cfg.URL)
+	if err != nil {
+		return fmt.Errorf("AMQP_URL: %w", err)
+	}
+	conn, err := amqp.DialConfig(nodes.URL(), amqp.Config{
+		// every dial, the first and the recovery's, goes to the next live node
+		Dial:       nodes.Dial(5 * time.Second),
 		Properties: props,
 		Recovery: &amqp.Recovery{ReconnectionConfig: &amqp.ReconnectionConfig{
 			// Never give up: a broker outage must not need an api restart.

@@ -6,15 +6,15 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncepay/oncepay/pkg/message"
+	"github.com/oncepay/oncepay/pkg/service/dial"
 	"github.com/oncepay/oncepay/pkg/service/envconf"
 	"github.com/oncepay/oncepay/pkg/service/pgpool"
-	amqp "github.com/rabbitmq/amqp091-go"
-	"github.com/redis/go-redis/v9"
 )
 
 // config is everything the worker reads from its environment, read once by
@@ -22,9 +22,10 @@ import (
 // variable with its default (TestConfigurationDoc keeps the two alike).
 type config struct {
 	ListenAddr  string // WORKER_LISTEN_ADDR
+	RedisMode   string // REDIS_MODE: single, cluster or sentinel (how REDIS_URL reads; package dial)
 	RedisURL    string // REDIS_URL, required
 	DatabaseURL string // DATABASE_URL, required
-	AMQPURL     string // AMQP_URL, required
+	AMQPURL     string // AMQP_URL, required: one amqp:// URL or a cluster's nodes, comma-separated (dial.ParseAMQP)
 	PSPURL      string // PSP_URL, required
 	// PG is the session timeouts of the database pool (PG_STATEMENT_TIMEOUT,
 	// PG_LOCK_TIMEOUT, PG_IDLE_IN_TRANSACTION_TIMEOUT; pgpool.Defaults).
@@ -89,6 +90,7 @@ func loadConfig(getenv func(string) string, hostname string) (config, error) {
 func load(p *envconf.Parser, hostname string) config {
 	c := config{
 		ListenAddr:  p.String("WORKER_LISTEN_ADDR", "127.0.0.1:8081"),
+		RedisMode:   p.String("REDIS_MODE", dial.RedisSingle),
 		RedisURL:    p.Required("REDIS_URL"),
 		DatabaseURL: p.Required("DATABASE_URL"),
 		AMQPURL:     p.Required("AMQP_URL"),
@@ -128,9 +130,13 @@ func load(p *envconf.Parser, hostname string) config {
 		p.Fail("WORKER_PPROF_ADDR", "want host:port")
 	}
 
-	checkURL(p, "REDIS_URL", c.RedisURL, func(s string) error { _, err := redis.ParseURL(s); return err })
+	if !slices.Contains(dial.RedisModes, c.RedisMode) {
+		p.Fail("REDIS_MODE", fmt.Sprintf("%q: want one of %s", c.RedisMode, strings.Join(dial.RedisModes, ", ")))
+	} else {
+		checkDial(p, "REDIS_URL", c.RedisURL, func(s string) error { return dial.CheckRedis(c.RedisMode, s) })
+	}
 	checkURL(p, "DATABASE_URL", c.DatabaseURL, func(s string) error { _, err := pgxpool.ParseConfig(s); return err })
-	checkURL(p, "AMQP_URL", c.AMQPURL, func(s string) error { _, err := amqp.ParseURI(s); return err })
+	checkDial(p, "AMQP_URL", c.AMQPURL, func(s string) error { _, err := dial.ParseAMQP(s); return err })
 	checkURL(p, "PSP_URL", c.PSPURL, func(s string) error {
 		u, err := url.Parse(s)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -191,6 +197,18 @@ func checkURL(p *envconf.Parser, name, v string, valid func(string) error) {
 	}
 	if err := valid(v); err != nil {
 		p.Fail(name, "is not a valid URL")
+	}
+}
+
+// checkDial is checkURL for package dial's parsers, whose errors never
+// quote the URL: it shows their error.
+func checkDial(p *envconf.Parser, name, v string, parse func(string) error) {
+	if v == "" {
+		p.Fail(name, "is required")
+		return
+	}
+	if err := parse(v); err != nil {
+		p.Fail(name, "is not a valid URL: "+err.Error())
 	}
 }
 

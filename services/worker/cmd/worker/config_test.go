@@ -27,7 +27,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := config{
-		ListenAddr: "127.0.0.1:8081", RedisURL: "redis://127.0.0.1:6379/3",
+		ListenAddr: "127.0.0.1:8081", RedisMode: "single", RedisURL: "redis://127.0.0.1:6379/3",
 		DatabaseURL: "postgres://u:p@127.0.0.1:5432/db?sslmode=disable", AMQPURL: "amqp://u:p@127.0.0.1:5672/",
 		PSPURL: "http://127.0.0.1:8090", Exchange: "payments", Queue: "payments.charge",
 		Prefetch: 16, Concurrency: 8, RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second},

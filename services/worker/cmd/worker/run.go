@@ -15,10 +15,10 @@ import (
 	"github.com/oncepay/oncepay/pkg/idem"
 	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/pkg/service"
+	"github.com/oncepay/oncepay/pkg/service/dial"
 	"github.com/oncepay/oncepay/pkg/service/ops"
 	"github.com/oncepay/oncepay/pkg/service/trace"
 	"github.com/oncepay/oncepay/services/psp/pspclient"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/oncepay/oncepay/services/worker/internal/broker"
 	"github.com/oncepay/oncepay/services/worker/internal/charge"
@@ -64,11 +64,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	ropt, err := redis.ParseURL(cfg.RedisURL)
+	rdb, err := dial.Redis(cfg.RedisMode, cfg.RedisURL, dial.RedisTuning{ContextTimeout: true})
 	if err != nil {
 		return fmt.Errorf("REDIS_URL: %w", err)
 	}
-	ropt.ContextTimeoutEnabled = true
 
 	// The worker serves no clients: WORKER_LISTEN_ADDR is its ops listener.
 	svc, err := service.New(log, reg, service.Config{
@@ -79,7 +78,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer svc.Close()
 
-	rdb := redis.NewClient(ropt)
 	svc.OnStop("redis", func(context.Context) error { return rdb.Close() })
 	if err := tr.Redis(rdb); err != nil {
 		return err

@@ -27,6 +27,6 @@ func checkStrategy(name string) error {
 
 // boundaryFor returns oncepay's boundary on rdb and no readiness details.
 // name has passed checkStrategy.
-func boundaryFor(_ context.Context, _ *slog.Logger, _ string, rdb *redis.Client, cfg idem.Config) (*idem.Store, map[string]string) {
+func boundaryFor(_ context.Context, _ *slog.Logger, _ string, rdb redis.UniversalClient, cfg idem.Config) (*idem.Store, map[string]string) {
 	return idem.New(rdb, cfg), nil
 }

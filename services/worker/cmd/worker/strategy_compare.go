@@ -40,7 +40,7 @@ func checkStrategy(name string) error {
 //	no-backstop                                   the real boundary and key, under the client's key
 //	                                              (a second payment the api stored under an alias
 //	                                              is claimed and charged as the key it duplicates)
-func boundaryFor(ctx context.Context, log *slog.Logger, name string, rdb *redis.Client, cfg idem.Config) (*naive.Boundary, map[string]string) {
+func boundaryFor(ctx context.Context, log *slog.Logger, name string, rdb redis.UniversalClient, cfg idem.Config) (*naive.Boundary, map[string]string) {
 	s, _ := naive.ParseStrategy(name)
 	var b *naive.Boundary
 	switch s.Pattern() {

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/oncepay/oncepay/pkg/service/dial"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -38,15 +39,24 @@ type Conn struct {
 // the whole reconnect) instead of skipping an entity, because a consumer
 // that was skipped would leave the worker connected but idle.
 //
+// url is AMQP_URL: one amqp:// URL or the comma-separated URLs of a
+// cluster's nodes. Config.Dial is dial.AMQPNodes.Dial: the first
+// connection goes to the first node that answers, and every reconnect of
+// the recovery to the next live one.
+//
 // The first connection is not retried: Dial fails and the caller exits.
 func Dial(url string, cfg DialConfig) (*Conn, error) {
+	nodes, err := dial.ParseAMQP(url)
+	if err != nil {
+		return nil, fmt.Errorf("AMQP_URL: %w", err)
+	}
 	epochs := NewEpochs(cfg.Log)
 	props := amqp.NewConnectionProperties()
 	props.SetClientConnectionName(cfg.Name)
-	ac, err := amqp.DialConfig(url, amqp.Config{
+	ac, err := amqp.DialConfig(nodes.URL(), amqp.Config{
 		Properties: props,
 		Heartbeat:  10 * time.Second,
-		Dial:       amqp.DefaultDial(10 * time.Second),
+		Dial:       nodes.Dial(10 * time.Second),
 		Recovery: &amqp.Recovery{
 			ReconnectionConfig: &amqp.ReconnectionConfig{MaxRetryCount: cfg.MaxRetries, RetryInterval: cfg.RetryInterval},
 			ConnectionRecovery: epochs,
