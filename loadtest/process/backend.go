@@ -217,4 +217,5 @@ func (b *Backend) Freeze(ctx context.Context, name string) (int, error) {
 
 // Thaw sends SIGCONT to pid; a pid that is gone is no error.
 func (b *Backend) Thaw(pid int) error { return proc.Thaw(pid) }
+
 var _ fault.Failoverer = (*Backend)(nil)
