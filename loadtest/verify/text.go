@@ -187,6 +187,15 @@ func describe(e fault.Event) string {
 	if e.Action != fault.ActionKill || !isReplica(e.Target) {
 		fmt.Fprintf(&b, ", took %.1fs", float64(e.TookMS)/1000)
 	}
+	if c := e.Cost; c != nil && c.Node != "" {
+		fmt.Fprintf(&b, "; hit %s", c.Node)
+		if c.RefusedMS >= 0 {
+			fmt.Fprintf(&b, ", writes refused %.1fs", float64(c.RefusedMS)/1000)
+		}
+		if c.Detail != "" {
+			fmt.Fprintf(&b, ", %s", c.Detail)
+		}
+	}
 	if e.Error != "" {
 		fmt.Fprintf(&b, " FAILED: %s", e.Error)
 	}
