@@ -92,6 +92,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 		PSPAdminURL: str("PSP_ADMIN_URL", ""),
 		PSPToken:    str("PSP_ADMIN_TOKEN", ""),
 	}
+	if c.Topology != "single" && c.Topology != "ha" {
+		fail("TOPOLOGY %q: want single or ha", c.Topology)
+	}
 	if c.PSPAdminURL != "" && c.PSPToken == "" {
 		fail("PSP_ADMIN_TOKEN is required with PSP_ADMIN_URL")
 	}
