@@ -17,7 +17,7 @@ require (
 	gonum.org/v1/plot v0.17.0
 )
 
-require github.com/oncepay/oncepay/internal/redistest v0.0.0 // indirect
+require github.com/oncepay/oncepay/internal/redistest v0.0.0
 
 require (
 	github.com/chromedp/cdproto v0.159.0 // indirect

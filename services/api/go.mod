@@ -18,7 +18,7 @@ require (
 	golang.org/x/time v0.15.0
 )
 
-require github.com/oncepay/oncepay/internal/redistest v0.0.0 // indirect
+require github.com/oncepay/oncepay/internal/redistest v0.0.0
 
 require (
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect

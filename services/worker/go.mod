@@ -42,7 +42,7 @@ require (
 	google.golang.org/grpc v1.83.2 // indirect
 )
 
-require github.com/oncepay/oncepay/internal/redistest v0.0.0 // indirect
+require github.com/oncepay/oncepay/internal/redistest v0.0.0
 
 require (
 	github.com/Shopify/toxiproxy/v2 v2.12.0 // indirect

@@ -1,11 +1,15 @@
 package dial
 
 import (
+	"context"
 	"net"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/oncepay/oncepay/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -141,5 +145,42 @@ func TestAMQPDialRotates(t *testing.T) {
 	ls[1].Close()
 	if _, err := d("tcp", "ignored:1"); err == nil || !strings.Contains(err.Error(), "node 1") || !strings.Contains(err.Error(), "node 3") {
 		t.Errorf("every node down: error %v, want every node's", err)
+	}
+}
+
+// ForEachPrimary reaches every primary of a real Redis Cluster: a FLUSHDB
+// through it empties keys of every slot.
+func TestForEachPrimaryFlushesEveryShard(t *testing.T) {
+	c := redistest.StartCluster(t)
+	a := c.Addrs()
+	rdb, err := Redis(RedisCluster, "redis://"+a[0]+"?addr="+a[1]+"&addr="+a[2], RedisTuning{ContextTimeout: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Close()
+	ctx := context.Background()
+	for i := range 50 {
+		if err := rdb.Set(ctx, "k{"+strconv.Itoa(i)+"}", "v", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	var nodes int
+	err = ForEachPrimary(ctx, rdb, func(ctx context.Context, n *redis.Client) error {
+		mu.Lock()
+		nodes++
+		mu.Unlock()
+		return n.FlushDB(ctx).Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nodes != 3 {
+		t.Errorf("called for %d nodes, want the 3 primaries", nodes)
+	}
+	for i := range 50 {
+		if n, err := rdb.Exists(ctx, "k{"+strconv.Itoa(i)+"}").Result(); err != nil || n != 0 {
+			t.Fatalf("k{%d} after the flush: exists %d, %v", i, n, err)
+		}
 	}
 }

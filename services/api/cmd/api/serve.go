@@ -69,7 +69,7 @@ func serve(ctx context.Context, cfg config.Serve, tr *trace.Tracing, log *slog.L
 	svc.Check(ops.Check{Name: "redis", Required: true, Fn: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }})
 	idemCfg := idem.Config{Lease: cfg.IdemLease, Retention: cfg.IdemRetention, Timeout: cfg.IdemTimeout, Observe: m.ObserveIdem}
 	// how full the boundary's Redis is, read at each scrape (alerts warn before it refuses writes)
-	reg.MustRegister(metrics.NewRedisMemory(rdb, time.Second, 10*time.Second))
+	reg.MustRegister(metrics.NewRedisMemory(metrics.FullestPrimary(rdb), time.Second, 10*time.Second))
 
 	pub := outbox.NewPublisher(outbox.PublisherConfig{
 		URL: cfg.AMQPURL, ConnectionName: "oncepay-api/" + cfg.Instance,

@@ -145,6 +145,20 @@ func TestLoadServeReportsEveryProblem(t *testing.T) {
 			},
 		},
 		{
+			name: "bad redis mode",
+			env:  map[string]string{"REDIS_MODE": "ring"},
+			want: []string{`REDIS_MODE: "ring": want one of single, cluster, sentinel`},
+		},
+		{
+			name: "ha urls",
+			env: map[string]string{"REDIS_MODE": "sentinel", "REDIS_URL": "redis://:s3cret@127.0.0.1:26379?addr=127.0.0.1:26380",
+				"AMQP_URL": "amqp://u:p@mq1:5672/,amqp://u:s3cret@mq2:5672/"},
+			want: []string{
+				"REDIS_URL: sentinel mode needs master_name=NAME in the URL's query",
+				"AMQP_URL: URL 2 has other credentials than URL 1: the nodes of one cluster share them",
+			},
+		},
+		{
 			name: "inconsistent durations",
 			env:  map[string]string{"IDEM_LEASE": "1s", "IDEM_TIMEOUT": "2s", "IDEM_RETENTION": "500ms", "SHUTDOWN_GRACE": "1s", "SHUTDOWN_DELAY": "1s"},
 			want: []string{

@@ -99,3 +99,56 @@ func readRedisMemory(info *redis.InfoCmd) (used, max int64, err error) {
 	}
 	return used, max, nil
 }
+
+// FullestPrimary is the RedisInfo of a Redis Cluster: its InfoMap reads
+// INFO memory on every primary and answers with the one nearest to its
+// maxmemory (the largest used_memory when none has a limit), since the
+// first full shard is the one that refuses payments. Another client (one
+// Redis, or a failover client: it reads the primary) is returned as is.
+func FullestPrimary(rdb redis.UniversalClient) RedisInfo {
+	if c, ok := rdb.(*redis.ClusterClient); ok {
+		return fullest{c}
+	}
+	return rdb
+}
+
+type fullest struct{ c *redis.ClusterClient }
+
+func (f fullest) InfoMap(ctx context.Context, sections ...string) *redis.InfoCmd {
+	var mu sync.Mutex
+	var best map[string]map[string]string
+	var bestUsed, bestMax int64
+	out := redis.NewInfoCmd(ctx, "info")
+	err := f.c.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+		info := n.InfoMap(ctx, sections...)
+		used, max, err := readRedisMemory(info)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if best == nil || fuller(used, max, bestUsed, bestMax) {
+			best, bestUsed, bestMax = info.Val(), used, max
+		}
+		return nil
+	})
+	if err != nil {
+		out.SetErr(err)
+		return out
+	}
+	out.SetVal(best)
+	return out
+}
+
+// fuller reports whether used of max is fuller than used2 of max2: a
+// larger share of a limit, a limit over none, or more bytes without one.
+func fuller(used, max, used2, max2 int64) bool {
+	switch {
+	case max > 0 && max2 > 0:
+		return float64(used)/float64(max) > float64(used2)/float64(max2)
+	case max > 0 || max2 > 0:
+		return max > 0
+	default:
+		return used > used2
+	}
+}

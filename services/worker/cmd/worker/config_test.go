@@ -137,3 +137,35 @@ func TestLoadConfigPprofAddr(t *testing.T) {
 		t.Errorf("WORKER_PPROF_ADDR=6061: err = %v, want a problem naming it", err)
 	}
 }
+
+func TestLoadConfigHATopologies(t *testing.T) {
+	env := required()
+	env["REDIS_MODE"] = "cluster"
+	env["REDIS_URL"] = "redis://127.0.0.1:7000?addr=127.0.0.1:7001"
+	env["AMQP_URL"] = "amqp://u:p@mq1:5672/,amqp://u:p@mq2:5672/"
+	got, err := loadConfig(envOf(env), "host")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.RedisMode != "cluster" {
+		t.Errorf("RedisMode = %q, want cluster", got.RedisMode)
+	}
+
+	env["REDIS_MODE"] = "ring"
+	env["AMQP_URL"] = "amqp://u:s3cret@mq1:5672/a,amqp://u:s3cret@mq2:5672/b"
+	_, err = loadConfig(envOf(env), "host")
+	for _, want := range []string{`REDIS_MODE "ring": want one of single, cluster, sentinel`, `AMQP_URL is not a valid URL: URL 2 names vhost "b"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v lacks %q", err, want)
+		}
+	}
+	env["REDIS_MODE"] = "cluster"
+	env["REDIS_URL"] = "redis://:s3cret@127.0.0.1:7000/3"
+	_, err = loadConfig(envOf(env), "host")
+	if err == nil || !strings.Contains(err.Error(), "REDIS_URL is not a valid URL: a Redis Cluster has database 0 only") {
+		t.Errorf("cluster URL with a database: error %v", err)
+	}
+	if err != nil && strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("error quotes a password: %v", err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"strconv"
 	"sync"
@@ -105,17 +106,22 @@ type apiProcess struct {
 	key string
 }
 
-// startAPI starts the api for e's merchant, with a fast relay and sweeper.
-func (e *env) startAPI() *apiProcess {
+// startAPI starts the api for e's merchant, with a fast relay and sweeper,
+// and extra's variables on top.
+func (e *env) startAPI(extra ...map[string]string) *apiProcess {
 	e.t.Helper()
 	key := "sk_test_" + e.merchant
-	p := startProcess(e.t, "api", bins.binary(e.t, "api", "github.com/oncepay/oncepay/services/api/cmd/api"), map[string]string{
+	env := map[string]string{
 		"API_LISTEN_ADDR": "127.0.0.1:0", "API_OPS_ADDR": "127.0.0.1:0", "REDIS_URL": e.redisURL, "DATABASE_URL": e.dbURL, "AMQP_URL": e.amqpURL,
 		"API_MERCHANT_KEYS": e.merchant + "=" + key, "AMQP_EXCHANGE": e.topo.Exchange, "AMQP_QUEUE": e.topo.Queue,
 		"AMQP_DELIVERY_LIMIT": strconv.Itoa(e.topo.DeliveryLimit), "OUTBOX_RELAY_INTERVAL": "200ms",
 		"OUTBOX_RELAY_AGE": "500ms", "OUTBOX_SWEEP_INTERVAL": "500ms", "OUTBOX_SWEEP_AGE": "3s",
 		"OUTBOX_SWEEP_LIMIT": "5", "SHUTDOWN_GRACE": "5s", "LOG_LEVEL": "debug",
-	})
+	}
+	for _, x := range extra {
+		maps.Copy(env, x)
+	}
+	p := startProcess(e.t, "api", bins.binary(e.t, "api", "github.com/oncepay/oncepay/services/api/cmd/api"), env)
 	waitReady(e.t, p.ops, 10*time.Second)
 	return &apiProcess{process: p, key: key}
 }
