@@ -134,6 +134,10 @@ clean: ## stop the local runtime and the harness, then delete .run (all local st
 # (the Helm chart on a kind cluster, deploy/kind/run), e.g. make demo RUNTIME=compose.
 
 RUNTIME  ?= local
+# TOPOLOGY (local runtime): single, or ha for a Redis Cluster and a 3-node
+# RabbitMQ cluster (docs/runtimes.md); unset, the one it last ran with.
+TOPOLOGY ?=
+export TOPOLOGY
 DURATION ?= 180s
 RATE     ?= 50
 DRAIN    ?= 120s

@@ -55,6 +55,39 @@ type Outager interface {
 	PSPOutage(ctx context.Context, d time.Duration) error
 }
 
+// Failoverer is a Backend of the HA topology that carries out its failover
+// faults. Each returns what the fault did and what it cost.
+type Failoverer interface {
+	// FailoverRedis SIGKILLs the Redis Cluster primary serving a slot the
+	// load uses, waits until a write to that slot succeeds again (its
+	// replica took over: Cost.RefusedMS) and starts the old node again as
+	// a replica.
+	FailoverRedis(ctx context.Context) (Cost, error)
+	// MigrateSlot moves a block of slots, around a slot the load uses,
+	// from their primary to another one while the load runs.
+	MigrateSlot(ctx context.Context) (Cost, error)
+	// KillQueueLeader SIGKILLs the RabbitMQ node leading queue and starts
+	// it again after down.
+	KillQueueLeader(ctx context.Context, queue string, down time.Duration) (Cost, error)
+	// PartitionQueueLeader cuts the node leading queue off from the other
+	// nodes for d, then heals the partition.
+	PartitionQueueLeader(ctx context.Context, queue string, d time.Duration) (Cost, error)
+}
+
+// Cost is what a failover fault did and cost, as the backend measured it.
+type Cost struct {
+	Node string `json:"node"`           // the node it hit: redis-2, rabbitmq-3
+	Slot int    `json:"slot,omitempty"` // Redis: the slot in use it aimed at
+	// Slots and Keys: a slot migration's slots and the keys it moved.
+	Slots int `json:"slots,omitempty"`
+	Keys  int `json:"keys,omitempty"`
+	// RefusedMS is how long writes were refused: Redis, until a write to
+	// the slot succeeded again; RabbitMQ, until another node led the queue
+	// (seen every 2 s). -1: not measured or never.
+	RefusedMS int64  `json:"refused_ms"`
+	Detail    string `json:"detail,omitempty"`
+}
+
 // Prober tells whether a replica has work in flight right now: n units of
 // work (requests, charges; 0 means idle) and what was looked at, for the
 // fault log.

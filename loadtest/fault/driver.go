@@ -179,7 +179,7 @@ func (d *Driver) Apply(ctx context.Context, s Step) (Event, error) {
 			return Event{}, err
 		}
 	} else {
-		apply, aerr := d.action(s)
+		apply, aerr := d.action(s, &e)
 		if aerr != nil {
 			return Event{}, aerr
 		}
@@ -291,7 +291,8 @@ func (d *Driver) look(ctx context.Context, replica string) (int, string) {
 }
 
 // action returns the backend call that carries out s, or why there is none.
-func (d *Driver) action(s Step) (func(context.Context) (int, error), error) {
+// A failover call records its cost in e.
+func (d *Driver) action(s Step, e *Event) (func(context.Context) (int, error), error) {
 	none := func(err error) (int, error) { return 0, err }
 	unsupported := func(iface string) error {
 		return fmt.Errorf("%w: %s %s (the %T backend is no %s)", ErrUnsupported, s.Action, s.Target, d.backend, iface)
@@ -333,6 +334,18 @@ func (d *Driver) action(s Step) (func(context.Context) (int, error), error) {
 			}
 			return none(o.PSPOutage(ctx, forD))
 		}, nil
+	case ActionFailover, ActionMigrateSlot, ActionKillLeader, ActionPartitionNode:
+		f, ok := d.backend.(Failoverer)
+		if !ok {
+			return nil, unsupported("Failoverer")
+		}
+		return func(ctx context.Context) (int, error) {
+			c, err := d.failover(ctx, f, s, forD)
+			if c != (Cost{}) {
+				e.Cost = &c
+			}
+			return none(err)
+		}, nil
 	case ActionPause:
 		return nil, fmt.Errorf("pause %q: only a replica can be paused", s.Target)
 	case ActionLatency, ActionPartition, ActionResetPeer, ActionSlow:
@@ -341,7 +354,30 @@ func (d *Driver) action(s Step) (func(context.Context) (int, error), error) {
 		}
 		return func(ctx context.Context) (int, error) { return none(d.network(ctx, s)) }, nil
 	}
-	return nil, fmt.Errorf("%w %q (want kill, restart, flush, pause, delete-queue, outage, latency, partition, reset_peer or slow)", ErrUnknownAction, s.Action)
+	return nil, fmt.Errorf("%w %q (want kill, restart, flush, pause, delete-queue, outage, latency, partition, reset_peer, slow, failover, migrate-slot, kill-leader or partition-node)", ErrUnknownAction, s.Action)
+}
+
+// failover carries out a failover action on its service: failover and
+// migrate-slot on redis, kill-leader and partition-node on rabbitmq (the
+// charge queue's leader, for forD; the kind's For when the step has none).
+func (d *Driver) failover(ctx context.Context, f Failoverer, s Step, forD time.Duration) (Cost, error) {
+	want := map[Action]string{ActionFailover: "redis", ActionMigrateSlot: "redis", ActionKillLeader: "rabbitmq", ActionPartitionNode: "rabbitmq"}[s.Action]
+	if s.Target != want {
+		return Cost{}, fmt.Errorf("%s %q: only %s", s.Action, s.Target, want)
+	}
+	if k, ok := KindByName(s.Kind); ok && forD <= 0 {
+		forD = k.For
+	}
+	switch s.Action {
+	case ActionFailover:
+		return f.FailoverRedis(ctx)
+	case ActionMigrateSlot:
+		return f.MigrateSlot(ctx)
+	case ActionKillLeader:
+		return f.KillQueueLeader(ctx, ChargeQueue, forD)
+	default:
+		return f.PartitionQueueLeader(ctx, ChargeQueue, forD)
+	}
 }
 
 // aim returns the replicas whose work in flight the fault of s waits for:

@@ -39,6 +39,8 @@ type Event struct {
 	WaitedMS int64  `json:"waited_ms"`
 	TookMS   int64  `json:"took_ms"`
 	Error    string `json:"error,omitempty"`
+	// Cost is a failover fault's own account (Failoverer).
+	Cost *Cost `json:"cost,omitempty"`
 }
 
 // EventLog appends events to a JSON-lines file and keeps them in memory. It
@@ -125,6 +127,15 @@ func (e Event) String() string {
 		fmt.Fprintf(&b, ", NOT mid-request (waited %dms): %s", e.WaitedMS, e.Evidence)
 	default:
 		fmt.Fprintf(&b, ", took %dms", e.TookMS)
+	}
+	if c := e.Cost; c != nil {
+		fmt.Fprintf(&b, "; %s", c.Node)
+		if c.RefusedMS >= 0 {
+			fmt.Fprintf(&b, ", writes refused %dms", c.RefusedMS)
+		}
+		if c.Detail != "" {
+			fmt.Fprintf(&b, ", %s", c.Detail)
+		}
 	}
 	if e.Error != "" {
 		fmt.Fprintf(&b, "; FAILED: %s", e.Error)

@@ -1,6 +1,7 @@
 package fault
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -53,6 +54,9 @@ type Kind struct {
 	Takeover bool
 	// Runtimes are the runtimes whose backends can apply it.
 	Runtimes []string
+	// Topologies are the stateful tier's shapes (single, ha) it applies
+	// to; none means both.
+	Topologies []string
 	// Exercises says which failure window it opens, for people.
 	Exercises string
 	// Invariants are the numbers (docs/demo.md) it puts to the test.
@@ -66,9 +70,18 @@ func (k Kind) Replica() bool { return k.Target == "api" || k.Target == "worker" 
 // On reports whether runtime can apply the kind.
 func (k Kind) On(runtime string) bool { return slices.Contains(k.Runtimes, runtime) }
 
+// In reports whether the kind applies to topology; "" is single.
+func (k Kind) In(topology string) bool {
+	return len(k.Topologies) == 0 || slices.Contains(k.Topologies, cmp.Or(topology, "single"))
+}
+
 var (
 	everywhere = []string{"local", "compose", "kind"}
 	localOnly  = []string{"local"}
+	// single: a kind of the one Redis or the one RabbitMQ (or of a
+	// replica's Toxiproxy path to the one Redis); ha: of their clusters.
+	single = []string{"single"}
+	ha     = []string{"ha"}
 )
 
 // Kinds is the fault matrix, in the order a matrix plan applies it (the
@@ -82,29 +95,39 @@ var Kinds = []Kind{
 		Exercises: "a request cut off after the api stage began, before the answer", Invariants: []int{1, 2, 5, 6}},
 	{Name: "kill-worker", Action: ActionKill, Target: "worker", Aim: AimCharge, Runtimes: everywhere,
 		Exercises: "a charge cut off mid psp call; the lease expires and another worker takes over", Invariants: []int{3, 4, 5, 6}},
-	{Name: "restart-rabbitmq", Action: ActionRestart, Target: "rabbitmq", Aim: AimAny, Settle: 50 * time.Second, Runtimes: everywhere,
+	{Name: "failover-redis", Action: ActionFailover, Target: "redis", Aim: AimAny, Runtimes: localOnly, Topologies: ha,
+		Exercises: "the Redis Cluster primary of a slot in use SIGKILLed: its replica, up to a second behind (AOF everysec, async replication), takes over; the old one returns as a replica", Invariants: []int{2, 3, 5}},
+	{Name: "migrate-slot", Action: ActionMigrateSlot, Target: "redis", Aim: AimAny, Runtimes: localOnly, Topologies: ha,
+		Exercises: "a block of slots moved between primaries under load: ASK and MOVED redirects while the scripts run", Invariants: []int{2, 5}},
+	{Name: "kill-rabbitmq-leader", Action: ActionKillLeader, Target: "rabbitmq", Aim: AimAny, For: 15 * time.Second, Settle: 25 * time.Second,
+		Runtimes: localOnly, Topologies: ha,
+		Exercises: "the RabbitMQ node leading the charge queue SIGKILLed mid-publish and restarted 15s later: a new leader, clients reconnect to a live node", Invariants: []int{4, 5}},
+	{Name: "partition-rabbitmq", Action: ActionPartitionNode, Target: "rabbitmq", Aim: AimAny, For: 20 * time.Second, Settle: 25 * time.Second,
+		Runtimes: localOnly, Topologies: ha,
+		Exercises: "the charge queue's leader cut off from the other two nodes for 20s (pause_minority pauses it): the majority elects a new leader", Invariants: []int{4, 5}},
+	{Name: "restart-rabbitmq", Action: ActionRestart, Target: "rabbitmq", Aim: AimAny, Settle: 50 * time.Second, Runtimes: everywhere, Topologies: single,
 		Exercises: "the broker gone for seconds: outbox backlog, redeliveries", Invariants: []int{4, 5}},
-	{Name: "flush-redis", Action: ActionFlush, Target: "redis", Aim: AimAny, Runtimes: everywhere,
+	{Name: "flush-redis", Action: ActionFlush, Target: "redis", Aim: AimAny, Runtimes: everywhere, Topologies: single,
 		Exercises: "the boundary forgets every key: the durable backstops alone", Invariants: []int{2, 3}},
-	{Name: "restart-redis", Action: ActionRestart, Target: "redis", Aim: AimAny, Runtimes: everywhere,
+	{Name: "restart-redis", Action: ActionRestart, Target: "redis", Aim: AimAny, Runtimes: everywhere, Topologies: single,
 		Exercises: "the boundary unreachable for a moment, data kept", Invariants: []int{2, 5}},
 	{Name: "restart-postgres", Action: ActionRestart, Target: "postgres", Aim: AimAny, Runtimes: localOnly,
 		Exercises: "the system of record shut down cleanly under load: transactions and CAS retried", Invariants: []int{1, 4, 5}},
 	{Name: "kill-postgres", Action: ActionKill, Target: "postgres", Aim: AimAny, Runtimes: localOnly,
 		Exercises: "the system of record crashes (SIGKILL) mid-transaction and recovers from its WAL", Invariants: []int{1, 3, 4, 5}},
-	{Name: "kill-redis", Action: ActionKill, Target: "redis", Aim: AimAny, Runtimes: localOnly,
+	{Name: "kill-redis", Action: ActionKill, Target: "redis", Aim: AimAny, Runtimes: localOnly, Topologies: single,
 		Exercises: "Redis crashes (SIGKILL) with AOF everysec: up to the last second of transitions lost", Invariants: []int{2, 3, 5}},
-	{Name: "kill-rabbitmq", Action: ActionKill, Target: "rabbitmq", Aim: AimAny, Settle: 65 * time.Second, Runtimes: localOnly,
+	{Name: "kill-rabbitmq", Action: ActionKill, Target: "rabbitmq", Aim: AimAny, Settle: 65 * time.Second, Runtimes: localOnly, Topologies: single,
 		Exercises: "the broker crashes (SIGKILL): unconfirmed publishes and unacked deliveries", Invariants: []int{4, 5}},
 	{Name: "pause-worker", Action: ActionPause, Target: "worker", Aim: AimCharge, For: 35 * time.Second, Takeover: true, Runtimes: localOnly,
 		Exercises: "a worker frozen mid psp call past its lease and the broker's heartbeat timeout, then resumed: another worker takes over, the zombie owner must write nothing", Invariants: []int{3, 5, 6}},
 	{Name: "pause-api", Action: ActionPause, Target: "api", Aim: AimRequest, For: 12 * time.Second, Runtimes: localOnly,
 		Exercises: "an api replica frozen mid-request past its lease, then resumed", Invariants: []int{1, 2, 5}},
 	{Name: "latency-redis", Action: ActionLatency, Target: "api", Path: "redis", Aim: AimRequest, Delay: 2 * time.Second,
-		For: 5 * time.Second, Settle: 10 * time.Second, Runtimes: localOnly,
+		For: 5 * time.Second, Settle: 10 * time.Second, Runtimes: localOnly, Topologies: single,
 		Exercises: "one api replica's Redis answers 2s late, above IDEM_TIMEOUT: it answers 503 and fails closed; its orphan claims hold the key until their lease ends", Invariants: []int{1, 2, 5, 7}},
 	{Name: "partition-redis", Action: ActionPartition, Target: "worker", Path: "redis", Aim: AimCharge,
-		For: 20 * time.Second, Settle: 10 * time.Second, Takeover: true, Runtimes: localOnly,
+		For: 20 * time.Second, Settle: 10 * time.Second, Takeover: true, Runtimes: localOnly, Topologies: single,
 		Exercises: "one worker cut off from Redis mid-charge past its lease while the other reaches it: the cut-off one stops at its lease deadline, the other takes over", Invariants: []int{3, 5, 6}},
 	{Name: "reset-psp", Action: ActionResetPeer, Target: "worker", Path: "psp", Aim: AimCharge,
 		For: 5 * time.Second, Settle: 8 * time.Second, Runtimes: localOnly,
@@ -114,7 +137,7 @@ var Kinds = []Kind{
 		Exercises: "one worker's Postgres answers 300ms ± 75ms late mid-charge: charges slow down under a held lease, none lost or doubled", Invariants: []int{3, 4, 5}},
 	{Name: "psp-outage", Action: ActionOutage, Target: "psp", Aim: AimCharge, For: 150 * time.Second, Settle: 10 * time.Second, Runtimes: localOnly,
 		Exercises: "the psp fails every call for 150s, past the workers' retry delays (local: 1s, 5s, then 15s again without limit), then recovers", Invariants: []int{3, 4}},
-	{Name: "delete-queue", Action: ActionDeleteQueue, Target: "rabbitmq", Aim: AimRequest, Runtimes: localOnly,
+	{Name: "delete-queue", Action: ActionDeleteQueue, Target: "rabbitmq", Aim: AimRequest, Runtimes: localOnly, Topologies: single,
 		Exercises: "the broker loses the charge queue while the api publishes: unroutable messages", Invariants: []int{4, 5},
 		Settle: 20 * time.Second},
 }

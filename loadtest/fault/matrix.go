@@ -9,6 +9,7 @@ import (
 // MatrixConfig shapes a matrix plan.
 type MatrixConfig struct {
 	Runtime       string   // local, compose, kind: only the kinds it can apply
+	Topology      string   // single ("" too) or ha: only the kinds of that topology
 	APIs, Workers []string // the replicas a replica fault picks from
 	Seed          uint64   // picks the replicas and jitters the times; the same seed gives the same plan
 }
@@ -35,7 +36,7 @@ func MatrixPlan(c MatrixConfig) ([]Step, time.Duration, error) {
 	var steps []Step
 	at := matrixLead
 	for _, k := range Kinds {
-		if !k.On(c.Runtime) {
+		if !k.On(c.Runtime) || !k.In(c.Topology) {
 			continue
 		}
 		target := k.Target
@@ -62,7 +63,7 @@ func MatrixPlan(c MatrixConfig) ([]Step, time.Duration, error) {
 		at += k.For + settle
 	}
 	if len(steps) == 0 {
-		return nil, 0, fmt.Errorf("matrix plan: runtime %q can apply no fault kind", c.Runtime)
+		return nil, 0, fmt.Errorf("matrix plan: runtime %q (topology %q) can apply no fault kind", c.Runtime, c.Topology)
 	}
 	return steps, at + matrixTail, nil
 }

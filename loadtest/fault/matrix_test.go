@@ -12,15 +12,18 @@ import (
 
 func TestMatrixPlanHoldsEveryKindOnce(t *testing.T) {
 	t.Parallel()
-	for _, rt := range []string{"local", "compose", "kind"} {
-		c := fault.MatrixConfig{Runtime: rt, APIs: apis, Workers: workers, Seed: 3}
+	for _, c := range []fault.MatrixConfig{
+		{Runtime: "local"}, {Runtime: "compose"}, {Runtime: "kind"}, {Runtime: "local", Topology: "ha"},
+	} {
+		c.APIs, c.Workers, c.Seed = apis, workers, 3
+		rt := c.Runtime + "/" + c.Topology
 		steps, load, err := fault.MatrixPlan(c)
 		if err != nil {
 			t.Fatalf("%s: %v", rt, err)
 		}
 		var got, want []string
 		for _, k := range fault.Kinds {
-			if k.On(rt) {
+			if k.On(c.Runtime) && k.In(c.Topology) {
 				want = append(want, k.Name)
 			}
 		}
@@ -116,5 +119,28 @@ func TestNetworkKindsAreLocalOnly(t *testing.T) {
 	// worker to take over, and must require that takeover to land
 	if k, _ := fault.KindByName("partition-redis"); k.For <= 15*time.Second || !k.Takeover {
 		t.Errorf("partition-redis: for %s, takeover %v; want longer than the 15s lease, and a takeover", k.For, k.Takeover)
+	}
+}
+
+func TestHAMatrixHoldsTheFailoverKinds(t *testing.T) {
+	t.Parallel()
+	steps, _, err := fault.MatrixPlan(fault.MatrixConfig{Runtime: "local", Topology: "ha", APIs: apis, Workers: workers, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, s := range steps {
+		got[s.Kind] = true
+	}
+	for _, k := range []string{"failover-redis", "migrate-slot", "kill-rabbitmq-leader", "partition-rabbitmq"} {
+		if !got[k] {
+			t.Errorf("ha matrix lacks %s: %v", k, steps)
+		}
+	}
+	// the one Redis and the one RabbitMQ do not exist in ha
+	for _, k := range []string{"restart-redis", "kill-redis", "flush-redis", "restart-rabbitmq", "kill-rabbitmq", "partition-redis"} {
+		if got[k] {
+			t.Errorf("ha matrix holds %s, a kind of the single topology", k)
+		}
 	}
 }

@@ -44,6 +44,21 @@ const (
 	// ActionSlow delays every answer by the step's delay ± a quarter and
 	// caps the bandwidth.
 	ActionSlow Action = "slow"
+	// The failover actions need the HA topology (a Redis Cluster, a
+	// RabbitMQ cluster) and a Failoverer backend.
+	//
+	// ActionFailover SIGKILLs the Redis Cluster primary of a slot in use;
+	// its replica takes over and the old primary comes back as a replica.
+	ActionFailover Action = "failover"
+	// ActionMigrateSlot moves a block of slots around a slot in use to
+	// another primary under load (ASK, then MOVED redirects).
+	ActionMigrateSlot Action = "migrate-slot"
+	// ActionKillLeader SIGKILLs the RabbitMQ node that leads the charge
+	// queue and starts it again after the step's duration.
+	ActionKillLeader Action = "kill-leader"
+	// ActionPartitionNode cuts the node that leads the charge queue off
+	// from the other nodes for the step's duration.
+	ActionPartitionNode Action = "partition-node"
 )
 
 // Network reports whether a is a network action.
@@ -86,6 +101,9 @@ type PlanConfig struct {
 	// Runtime (local, compose, kind) decides which of the longer runs'
 	// extra faults (longRunFaults) the plan holds; empty means local.
 	Runtime string
+	// Topology single ("" too) or ha: ha plans fail the clusters over
+	// (haServiceFaults) instead of restarting the one Redis and RabbitMQ.
+	Topology string
 }
 
 // The backing-service faults happen once each, at these fractions of the
@@ -93,22 +111,30 @@ type PlanConfig struct {
 // it leave leases behind that only a takeover can free (a FLUSHALL would
 // free them, and no takeover would be needed); the Redis restart keeps the
 // data (Redis saves it on SIGTERM).
-var serviceFaults = []struct {
-	at     float64
-	action Action
-	target string
-}{
-	{0.20, ActionRestart, "rabbitmq"},
-	{0.50, ActionFlush, "redis"},
-	{0.75, ActionRestart, "redis"},
+var serviceFaults = []timedKind{
+	{0.20, "restart-rabbitmq"},
+	{0.50, "flush-redis"},
+	{0.75, "restart-redis"},
+}
+
+// haServiceFaults take their place in the ha topology: the charge queue's
+// leader node killed (and restarted after its kind's For), a Redis primary
+// failed over, a block of slots migrated.
+var haServiceFaults = []timedKind{
+	{0.20, "kill-rabbitmq-leader"},
+	{0.50, "failover-redis"},
+	{0.75, "migrate-slot"},
+}
+
+// timedKind is a fault of a kind at a fraction of the run.
+type timedKind struct {
+	at   float64
+	kind string
 }
 
 // longRunFaults are added to runs of longRun or more, if the runtime can
 // apply them: a Postgres crash and a worker frozen past its lease.
-var longRunFaults = []struct {
-	at   float64
-	kind string
-}{
+var longRunFaults = []timedKind{
 	{0.35, "kill-postgres"},
 	{0.60, "pause-worker"},
 }
@@ -152,9 +178,14 @@ func Plan(c PlanConfig) ([]Step, error) {
 	rng := rand.New(rand.NewPCG(c.Seed, 0x6f6e6365))
 
 	var steps []Step
-	for _, f := range serviceFaults {
+	faults := serviceFaults
+	if c.Topology == "ha" {
+		faults = haServiceFaults
+	}
+	for _, f := range faults {
+		k, _ := KindByName(f.kind)
 		at := time.Duration(float64(c.Duration) * f.at).Round(time.Second)
-		steps = append(steps, Step{AtMS: at.Milliseconds(), Kind: KindOf(f.action, f.target), Action: f.action, Target: f.target})
+		steps = append(steps, Step{AtMS: at.Milliseconds(), Kind: k.Name, Action: k.Action, Target: k.Target, ForMS: k.For.Milliseconds()})
 	}
 	if c.Duration >= longRun {
 		runtime := cmp.Or(c.Runtime, "local")

@@ -144,3 +144,26 @@ func workerKillAfterFlush(steps []fault.Step) bool {
 	}
 	return false
 }
+
+func TestHAPlanFailsTheClustersOver(t *testing.T) {
+	t.Parallel()
+	steps, err := fault.Plan(fault.PlanConfig{Duration: 3 * time.Minute, APIs: apis, Workers: workers, Seed: 1, Runtime: "local", Topology: "ha"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]fault.Step{}
+	for _, s := range steps {
+		got[s.Kind] = s
+		if k, _ := fault.KindByName(s.Kind); !k.In("ha") {
+			t.Errorf("ha plan holds %s, a kind of the single topology", s.Kind)
+		}
+	}
+	for _, k := range []string{"failover-redis", "kill-rabbitmq-leader", "migrate-slot"} {
+		if _, ok := got[k]; !ok {
+			t.Errorf("ha plan lacks %s: %v", k, steps)
+		}
+	}
+	if s := got["kill-rabbitmq-leader"]; s.ForMS <= 0 {
+		t.Errorf("kill-rabbitmq-leader step %+v: want its kind's For as ForMS", s)
+	}
+}

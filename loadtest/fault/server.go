@@ -18,6 +18,8 @@ type ServerDeps struct {
 	APIs, Workers []string
 	// Runtime (local, compose, kind) picks the kinds a plan may hold.
 	Runtime string
+	// Topology (single, ha) picks them too: ha plans hit the clusters.
+	Topology string
 }
 
 // NewServer returns the fault driver's HTTP interface:
@@ -52,7 +54,7 @@ func handleSchedule(d ServerDeps) http.Handler {
 			}
 		}
 		if q.Get("plan") == "matrix" {
-			steps, load, err := MatrixPlan(MatrixConfig{Runtime: d.Runtime, APIs: d.APIs, Workers: d.Workers, Seed: seed})
+			steps, load, err := MatrixPlan(MatrixConfig{Runtime: d.Runtime, Topology: d.Topology, APIs: d.APIs, Workers: d.Workers, Seed: seed})
 			if err != nil {
 				writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 				return
@@ -66,7 +68,7 @@ func handleSchedule(d ServerDeps) http.Handler {
 			return
 		}
 		every, _ := time.ParseDuration(q.Get("kill_every"))
-		steps, err := Plan(PlanConfig{Duration: dur, APIs: d.APIs, Workers: d.Workers, KillEvery: every, Seed: seed, Runtime: d.Runtime})
+		steps, err := Plan(PlanConfig{Duration: dur, APIs: d.APIs, Workers: d.Workers, KillEvery: every, Seed: seed, Runtime: d.Runtime, Topology: d.Topology})
 		if err != nil {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 			return

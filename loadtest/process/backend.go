@@ -2,9 +2,12 @@ package process
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/oncepay/oncepay/internal/proc"
@@ -109,6 +112,45 @@ func (b *Backend) harness(ctx context.Context, service string, commands ...strin
 	return nil
 }
 
+// FailoverRedis runs `harness failover-redis` (HARNESS_TOPOLOGY=ha).
+func (b *Backend) FailoverRedis(ctx context.Context) (fault.Cost, error) {
+	return b.failover(ctx, "failover-redis")
+}
+
+// MigrateSlot runs `harness migrate-slot`: 256 slots around a slot in use.
+func (b *Backend) MigrateSlot(ctx context.Context) (fault.Cost, error) {
+	return b.failover(ctx, "migrate-slot")
+}
+
+// KillQueueLeader runs `harness kill-queue-leader queue seconds`.
+func (b *Backend) KillQueueLeader(ctx context.Context, queue string, down time.Duration) (fault.Cost, error) {
+	return b.failover(ctx, "kill-queue-leader", queue, strconv.Itoa(int(down.Seconds())))
+}
+
+// PartitionQueueLeader runs `harness partition-for queue seconds` (root:
+// iptables).
+func (b *Backend) PartitionQueueLeader(ctx context.Context, queue string, d time.Duration) (fault.Cost, error) {
+	return b.failover(ctx, "partition-for", queue, strconv.Itoa(int(d.Seconds())))
+}
+
+// failover runs one harness fault command and reads its last line
+// "cost: {JSON}".
+func (b *Backend) failover(ctx context.Context, args ...string) (fault.Cost, error) {
+	spec := proc.Spec{Name: "harness " + strings.Join(args, " "), Argv: append([]string{b.cfg.Harness}, args...), Env: b.cfg.HarnessEnv, OnlyEnv: true}
+	r, err := proc.Run(ctx, spec, 3*time.Minute)
+	c := fault.Cost{RefusedMS: -1}
+	lines := strings.Split(strings.TrimSpace(r.Out), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if js, ok := strings.CutPrefix(lines[i], "cost: "); ok {
+			if jerr := json.Unmarshal([]byte(js), &c); jerr != nil {
+				err = errors.Join(err, fmt.Errorf("%s: read its cost: %w", spec.Name, jerr))
+			}
+			break
+		}
+	}
+	return c, err
+}
+
 // DeleteQueue deletes queue through the broker (fault.Broker).
 func (b *Backend) DeleteQueue(ctx context.Context, queue string) (int, error) {
 	if b.cfg.Broker == nil {
@@ -175,3 +217,5 @@ func (b *Backend) Freeze(ctx context.Context, name string) (int, error) {
 
 // Thaw sends SIGCONT to pid; a pid that is gone is no error.
 func (b *Backend) Thaw(pid int) error { return proc.Thaw(pid) }
+
+var _ fault.Failoverer = (*Backend)(nil)

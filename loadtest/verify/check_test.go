@@ -346,7 +346,7 @@ func TestWriteText(t *testing.T) {
 		"[3 double_charge] payment pay_1 was charged 2 times (ch_1 1000 EUR, ch_1b 1000 EUR)",
 		"ids: pay_1 ch_1 ch_1b",
 		"[1 cut off, 1 takeovers, 0 faults seen frozen mid-work]",
-		"1   kill-api          api-1             t+1s     yes     api-1             1        0         1          1,2,5,6      3",
+		"1   kill-api             api-1             t+1s     yes     api-1             1        0         0      1          1,2,5,6      3",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)

@@ -28,6 +28,9 @@ type FaultRow struct {
 	// cutOffBefore early.
 	CutOff    int `json:"cut_off"`
 	Takeovers int `json:"takeovers"`
+	// Unavailable counts the attempts answered 503 (fail closed) in the
+	// same window: what a failover cost the clients.
+	Unavailable int `json:"unavailable"`
 	// Exercises are the invariants its kind puts to the test (fault.Kind);
 	// Violated the invariants broken by payments created in its window.
 	Exercises []int `json:"exercises"`
@@ -95,8 +98,12 @@ func (c *checker) matrix(faults []Fault) []FaultRow {
 		}
 		in := func(t time.Time) bool { return !t.Before(from) && (to.IsZero() || t.Before(to.Add(-cutOffBefore))) }
 		for _, a := range c.s.Attempts {
-			if a.Class == record.ClassCutOff && in(a.Time().Add(time.Duration(a.DurationMS*float64(time.Millisecond)))) {
+			end := a.Time().Add(time.Duration(a.DurationMS * float64(time.Millisecond)))
+			switch {
+			case a.Class == record.ClassCutOff && in(end):
 				row.CutOff++
+			case a.Class == record.ClassUnavailable && in(end):
+				row.Unavailable++
 			}
 		}
 		for _, t := range c.s.Takeovers {

@@ -89,9 +89,9 @@ func (r Report) WriteText(w io.Writer) error {
 		p.f("  %-9s %s\n", fmt.Sprintf("t+%.1fs", f.At.Seconds()), describe(f.Event))
 	}
 	if len(r.Matrix) > 0 {
-		p.f("fault matrix (one row per fault; cut-offs, takeovers and violations in its window, up to the next fault)\n")
-		p.f("  %-3s %-17s %-17s %-8s %-7s %-17s %-8s %-9s %-10s %-12s %s\n",
-			"#", "kind", "target", "at", "landed", "hit", "inflight", "cut off", "takeovers", "exercises", "violated")
+		p.f("fault matrix (one row per fault; cut-offs, 503s, takeovers and violations in its window, up to the next fault)\n")
+		p.f("  %-3s %-20s %-17s %-8s %-7s %-17s %-8s %-9s %-6s %-10s %-12s %s\n",
+			"#", "kind", "target", "at", "landed", "hit", "inflight", "cut off", "503s", "takeovers", "exercises", "violated")
 		for _, row := range r.Matrix {
 			landed := "yes"
 			if !row.Landed {
@@ -101,8 +101,8 @@ func (r Report) WriteText(w io.Writer) error {
 			if row.Frozen {
 				inflight += "*"
 			}
-			p.f("  %-3d %-17s %-17s %-8s %-7s %-17s %-8s %-9d %-10d %-12s %s\n", row.Seq, row.Kind, row.Target,
-				fmt.Sprintf("t+%.0fs", row.At.Seconds()), landed, orNone(row.Hit), inflight, row.CutOff, row.Takeovers,
+			p.f("  %-3d %-20s %-17s %-8s %-7s %-17s %-8s %-9d %-6d %-10d %-12s %s\n", row.Seq, row.Kind, row.Target,
+				fmt.Sprintf("t+%.0fs", row.At.Seconds()), landed, orNone(row.Hit), inflight, row.CutOff, row.Unavailable, row.Takeovers,
 				ints(row.Exercises), orNone(ints(row.Violated)))
 		}
 		p.f("  (* counted in the frozen replica)\n")
@@ -186,6 +186,15 @@ func describe(e fault.Event) string {
 	}
 	if e.Action != fault.ActionKill || !isReplica(e.Target) {
 		fmt.Fprintf(&b, ", took %.1fs", float64(e.TookMS)/1000)
+	}
+	if c := e.Cost; c != nil && c.Node != "" {
+		fmt.Fprintf(&b, "; hit %s", c.Node)
+		if c.RefusedMS >= 0 {
+			fmt.Fprintf(&b, ", writes refused %.1fs", float64(c.RefusedMS)/1000)
+		}
+		if c.Detail != "" {
+			fmt.Fprintf(&b, ", %s", c.Detail)
+		}
 	}
 	if e.Error != "" {
 		fmt.Fprintf(&b, " FAILED: %s", e.Error)

@@ -20,6 +20,7 @@ import (
 type config struct {
 	ListenAddr   string                     // FAULTD_LISTEN_ADDR, default 127.0.0.1:8099
 	Runtime      string                     // RUNTIME: local (default), compose or kind
+	Topology     string                     // TOPOLOGY: single (default) or ha, the plans' fault kinds
 	EventsPath   string                     // FAULTD_EVENTS, required: the fault log (JSON lines), appended to
 	WaitInFlight time.Duration              // FAULTD_WAIT_IN_FLIGHT, default 2s
 	Replicas     map[string]process.Replica // FAULTD_REPLICAS, default defaultReplicas[Runtime]
@@ -83,12 +84,16 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c := config{
 		ListenAddr:  str("FAULTD_LISTEN_ADDR", "127.0.0.1:8099"),
 		Runtime:     str("RUNTIME", "local"),
+		Topology:    str("TOPOLOGY", "single"),
 		EventsPath:  str("FAULTD_EVENTS", ""),
 		RedisMode:   str("REDIS_MODE", dial.RedisSingle),
 		RedisURL:    str("REDIS_URL", ""),
 		AMQPURL:     str("AMQP_URL", ""),
 		PSPAdminURL: str("PSP_ADMIN_URL", ""),
 		PSPToken:    str("PSP_ADMIN_TOKEN", ""),
+	}
+	if c.Topology != "single" && c.Topology != "ha" {
+		fail("TOPOLOGY %q: want single or ha", c.Topology)
 	}
 	if c.PSPAdminURL != "" && c.PSPToken == "" {
 		fail("PSP_ADMIN_TOKEN is required with PSP_ADMIN_URL")
@@ -138,7 +143,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 	}
 	for _, name := range []string{"PATH", "HOME", "LANG", "ONCEPAY_RUN_DIR", "HARNESS_REDIS_PORT", "HARNESS_PG_PORT",
-		"HARNESS_AMQP_PORT", "HARNESS_RABBIT_DIST_PORT", "HARNESS_EPMD_PORT", "HARNESS_START_TIMEOUT"} {
+		"HARNESS_AMQP_PORT", "HARNESS_RABBIT_DIST_PORT", "HARNESS_EPMD_PORT", "HARNESS_START_TIMEOUT",
+		"HARNESS_TOPOLOGY", "HARNESS_REDIS_CLUSTER_PORT"} {
 		if v := getenv(name); v != "" {
 			c.HarnessEnv = append(c.HarnessEnv, name+"="+v)
 		}

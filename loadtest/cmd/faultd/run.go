@@ -109,6 +109,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Handler: fault.NewServer(fault.ServerDeps{
 			Logger: log, Driver: driver, Events: events,
 			APIs: names(cfg.Replicas, "api"), Workers: names(cfg.Replicas, "worker"), Runtime: cfg.Runtime,
+			Topology: cfg.Topology,
 		}),
 		ReadHeaderTimeout: 5 * time.Second,
 	}
@@ -116,7 +117,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "events", cfg.EventsPath, "runtime", cfg.Runtime, "backend", fmt.Sprintf("%T", backend),
+	log.Info("listening", "addr", ln.Addr().String(), "events", cfg.EventsPath, "runtime", cfg.Runtime, "topology", cfg.Topology, "backend", fmt.Sprintf("%T", backend),
 		"network", cfg.ToxiproxyURL != "")
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

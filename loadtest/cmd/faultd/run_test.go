@@ -61,24 +61,24 @@ func TestLoadConfigContainerRuntimes(t *testing.T) {
 	}{
 		{
 			env:     map[string]string{"RUNTIME": "compose"},
-			want:    config{Runtime: "compose", ComposeProject: "oncepay", Docker: "docker"},
+			want:    config{Runtime: "compose", Topology: "single", ComposeProject: "oncepay", Docker: "docker"},
 			backend: "*container.Docker",
 		},
 		{
 			env: map[string]string{"RUNTIME": "compose", "FAULTD_COMPOSE_PROJECT": "other", "FAULTD_DOCKER": "/usr/bin/docker",
 				"FAULTD_RESTART_TIMEOUT": "90s"},
-			want:    config{Runtime: "compose", ComposeProject: "other", Docker: "/usr/bin/docker", RestartTimeout: 90 * time.Second},
+			want:    config{Runtime: "compose", Topology: "single", ComposeProject: "other", Docker: "/usr/bin/docker", RestartTimeout: 90 * time.Second},
 			backend: "*container.Docker",
 		},
 		{
 			env: map[string]string{"RUNTIME": "kind", "FAULTD_KUBECTL": "/opt/kubectl", "FAULTD_KUBE_CONTEXT": "kind-lab"},
-			want: config{Runtime: "kind", Kubectl: "/opt/kubectl", KubeContext: "kind-lab", KubeNamespace: "oncepay",
+			want: config{Runtime: "kind", Topology: "single", Kubectl: "/opt/kubectl", KubeContext: "kind-lab", KubeNamespace: "oncepay",
 				KubeRelease: "oncepay", KubeKill: "sigkill-delete"},
 			backend: "*container.Kube",
 		},
 		{
 			env:     map[string]string{"RUNTIME": "kind", "FAULTD_KUBE_NAMESPACE": "pay", "FAULTD_KUBE_RELEASE": "p", "FAULTD_KUBE_KILL": "delete"},
-			want:    config{Runtime: "kind", Kubectl: "kubectl", KubeNamespace: "pay", KubeRelease: "p", KubeKill: "delete"},
+			want:    config{Runtime: "kind", Topology: "single", Kubectl: "kubectl", KubeNamespace: "pay", KubeRelease: "p", KubeKill: "delete"},
 			backend: "*container.Kube",
 		},
 	} {

@@ -1,0 +1,85 @@
+package fault_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/oncepay/oncepay/loadtest/fault"
+)
+
+// failoverBackend is a fakeBackend that is also a Failoverer.
+type failoverBackend struct {
+	*fakeBackend
+	cost fault.Cost
+}
+
+func (b failoverBackend) FailoverRedis(context.Context) (fault.Cost, error) {
+	return b.cost, b.record("failover redis")
+}
+func (b failoverBackend) MigrateSlot(context.Context) (fault.Cost, error) {
+	return b.cost, b.record("migrate-slot")
+}
+func (b failoverBackend) KillQueueLeader(_ context.Context, q string, d time.Duration) (fault.Cost, error) {
+	return b.cost, b.record(fmt.Sprintf("kill-leader %s %s", q, d))
+}
+func (b failoverBackend) PartitionQueueLeader(_ context.Context, q string, d time.Duration) (fault.Cost, error) {
+	return b.cost, b.record(fmt.Sprintf("partition %s %s", q, d))
+}
+
+func TestFailoverKindsRecordTheirCost(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		kind string
+		want string // the backend call
+	}{
+		{"failover-redis", "failover redis"},
+		{"migrate-slot", "migrate-slot"},
+		{"kill-rabbitmq-leader", "kill-leader payments.charge 15s"},
+		{"partition-rabbitmq", "partition payments.charge 20s"},
+	}
+	for _, tt := range tests {
+		k, ok := fault.KindByName(tt.kind)
+		if !ok {
+			t.Fatalf("no kind %s", tt.kind)
+		}
+		b := failoverBackend{&fakeBackend{}, fault.Cost{Node: "n-1", RefusedMS: 1234}}
+		d, _, _ := newDriver(t, b, &fakeProber{busyAt: 1}, time.Second)
+		e, err := d.Apply(context.Background(), fault.Step{Kind: k.Name, Action: k.Action, Target: k.Target})
+		if err != nil {
+			t.Fatalf("%s: %v", tt.kind, err)
+		}
+		if diff := cmp.Diff([]string{tt.want}, b.calls); diff != "" {
+			t.Errorf("%s: calls (-want +got):\n%s", tt.kind, diff)
+		}
+		if e.Cost == nil || *e.Cost != b.cost {
+			t.Errorf("%s: event cost %v, want %v", tt.kind, e.Cost, b.cost)
+		}
+		if !e.Landed() {
+			t.Errorf("%s: event %v did not land", tt.kind, e)
+		}
+	}
+}
+
+func TestFailoverNeedsAFailoverer(t *testing.T) {
+	t.Parallel()
+	d, _, _ := newDriver(t, &fakeBackend{}, &fakeProber{busyAt: 1}, time.Second)
+	_, err := d.Do(context.Background(), fault.ActionFailover, "redis")
+	if !errors.Is(err, fault.ErrUnsupported) {
+		t.Errorf("err = %v, want ErrUnsupported", err)
+	}
+}
+
+func TestFailoverOfTheWrongService(t *testing.T) {
+	t.Parallel()
+	b := failoverBackend{&fakeBackend{}, fault.Cost{}}
+	d, _, _ := newDriver(t, b, &fakeProber{busyAt: 1}, time.Second)
+	e, err := d.Do(context.Background(), fault.ActionKillLeader, "redis")
+	if err == nil || e.Error == "" || len(b.calls) != 0 {
+		t.Errorf("kill-leader of redis: err %v, event %v, calls %v; want a logged error and no call", err, e, b.calls)
+	}
+}
