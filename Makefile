@@ -134,8 +134,8 @@ clean: ## stop the local runtime and the harness, then delete .run (all local st
 # (the Helm chart on a kind cluster, deploy/kind/run), e.g. make demo RUNTIME=compose.
 
 RUNTIME  ?= local
-# TOPOLOGY (local runtime): single, or ha for a Redis Cluster and a 3-node
-# RabbitMQ cluster (docs/runtimes.md); unset, the one it last ran with.
+# TOPOLOGY: single, or ha for a Redis Cluster and a 3-node
+# RabbitMQ cluster (docs/runtimes.md, docs/deploy-ha.md); local: unset, the last used.
 TOPOLOGY ?=
 export TOPOLOGY
 DURATION ?= 180s
