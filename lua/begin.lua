@@ -51,8 +51,9 @@ redis.call('HSET', KEYS[1],
   s .. ':fp', ARGV[3],
   s .. ':lease', expires,
   s .. ':attempt', attempt)
-local keep = tonumber(ARGV[5])
-if redis.call('PTTL', KEYS[1]) < keep then
-  redis.call('PEXPIRE', KEYS[1], keep)
+-- Raise the key TTL to at least the retention: NX sets it on a key without
+-- one (a new operation: one command), GT raises a shorter one.
+if redis.call('PEXPIRE', KEYS[1], ARGV[5], 'NX') == 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[5], 'GT')
 end
 return {'ACQUIRED', attempt, takeover, expires}

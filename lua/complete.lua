@@ -28,10 +28,12 @@ end
 if f[1] ~= 'P' then
   return 'LOST'
 end
-redis.call('HSET', KEYS[1], s .. ':state', 'C', s .. ':result', ARGV[3])
+-- <s>:lease is left as it was: begin and extend read it only while the
+-- stage is PENDING, so deleting it would cost a command and change nothing.
 if ARGV[5] then
-  redis.call('HSET', KEYS[1], s .. ':fp', ARGV[5])
+  redis.call('HSET', KEYS[1], s .. ':state', 'C', s .. ':result', ARGV[3], s .. ':fp', ARGV[5])
+else
+  redis.call('HSET', KEYS[1], s .. ':state', 'C', s .. ':result', ARGV[3])
 end
-redis.call('HDEL', KEYS[1], s .. ':lease')
 redis.call('PEXPIRE', KEYS[1], ARGV[4], 'GT')
 return 'OK'
