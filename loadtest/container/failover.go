@@ -77,6 +77,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // clusterNode is one line of CLUSTER NODES.
 type clusterNode struct {
 	ID, Master string
+	Addr       string // ip:port, as the node announces it
 	Primary    bool
 	Failed     bool
 	Slots      [][2]int
@@ -91,7 +92,8 @@ func parseClusterNodes(out string) []clusterNode {
 		if len(f) < 8 {
 			continue
 		}
-		n := clusterNode{ID: f[0], Master: f[3], Primary: strings.Contains(f[2], "master"),
+		addr, _, _ := strings.Cut(f[1], "@")
+		n := clusterNode{ID: f[0], Addr: addr, Master: f[3], Primary: strings.Contains(f[2], "master"),
 			Failed: strings.Contains(f[2], "fail")}
 		for _, s := range f[8:] {
 			if strings.HasPrefix(s, "[") {
@@ -279,6 +281,115 @@ func (f *failover) FailoverRedis(ctx context.Context) (fault.Cost, error) {
 	c.Detail = fmt.Sprintf("slot %d now on %s; %s is a %s again after %s", slot, newOwner, victim.Name, role,
 		f.now().Sub(t0).Round(time.Second))
 	return c, errors.Join(errs...)
+}
+
+// migrateSlots is how many slots MigrateSlot moves, as the harness does.
+const migrateSlots = 256
+
+// MigrateSlot moves a block of slots, from a slot the load uses (a random
+// key's) up to 256 slots on within its primary's range, to another primary
+// while the load runs, as scripts/harness migrate-slot does: SETSLOT
+// IMPORTING on the target, MIGRATING on the source, MIGRATE of their keys
+// (rounds, until none is left: new keys arrive meanwhile), then SETSLOT
+// NODE on every primary. Clients get ASK and then MOVED redirects.
+func (f *failover) MigrateSlot(ctx context.Context) (fault.Cost, error) {
+	c := fault.Cost{RefusedMS: 0}
+	byID, view, err := f.redisView(ctx)
+	if err != nil {
+		return fault.Cost{RefusedMS: -1}, fmt.Errorf("migrate-slot: %w", err)
+	}
+	var primaries []clusterNode
+	for _, n := range view {
+		if _, ok := byID[n.ID]; ok && n.Primary && !n.Failed && len(n.Slots) > 0 {
+			primaries = append(primaries, n)
+		}
+	}
+	if len(primaries) < 2 {
+		return c, fmt.Errorf("migrate-slot: %d healthy primaries found, want 2 or more", len(primaries))
+	}
+	from := byID[primaries[rand.IntN(len(primaries))].ID]
+	key, err := f.redisCLI(ctx, from, "randomkey")
+	if err != nil || key == "" {
+		key = "oncepay-probe"
+	}
+	out, err := f.redisCLI(ctx, from, "cluster", "keyslot", key)
+	slot, perr := strconv.Atoi(out)
+	if err != nil || perr != nil {
+		return c, fmt.Errorf("migrate-slot: keyslot of %q on %s: %q %v", key, from.Name, out, err)
+	}
+	src, ok := slotOwner(view, slot)
+	if !ok {
+		return c, fmt.Errorf("migrate-slot: no primary serves slot %d", slot)
+	}
+	last := slot
+	for _, r := range src.Slots {
+		if slot >= r[0] && slot <= r[1] {
+			last = min(r[1], slot+migrateSlots-1)
+		}
+	}
+	var dst clusterNode
+	for _, i := range rand.Perm(len(primaries)) {
+		if primaries[i].ID != src.ID {
+			dst = primaries[i]
+			break
+		}
+	}
+	srcN, dstN := byID[src.ID], byID[dst.ID]
+	c.Node, c.Slot, c.Slots = srcN.Name, slot, last-slot+1
+	host, port, ok := strings.Cut(dst.Addr, ":")
+	if !ok {
+		return c, fmt.Errorf("migrate-slot: %s announces no address (%q)", dstN.Name, dst.Addr)
+	}
+	t0 := f.now()
+	setslot := func(n node, state, id string) error {
+		script := fmt.Sprintf(`for s in $(seq %d %d); do echo "CLUSTER SETSLOT $s %s %s"; done | redis-cli | grep -v '^OK$' | head -n 1 | grep . && exit 1; exit 0`,
+			slot, last, state, id)
+		out, err := f.rt.exec(ctx, "redis", n, "bash", "-c", script)
+		if err != nil {
+			return fmt.Errorf("SETSLOT %s on %s: %w: %s", state, n.Name, err, trimOut(out))
+		}
+		return nil
+	}
+	if err := setslot(dstN, "IMPORTING", src.ID); err != nil {
+		return c, fmt.Errorf("migrate-slot: %w", err)
+	}
+	if err := setslot(srcN, "MIGRATING", dst.ID); err != nil {
+		return c, fmt.Errorf("migrate-slot: %w", err)
+	}
+	// in the source: rounds of MIGRATE, one per key (MIGRATE ... KEYS
+	// refuses keys of several slots), until the slots hold no key
+	script := fmt.Sprintf(`auth=(); [ -n "${REDISCLI_AUTH:-}" ] && auth=(AUTH "$REDISCLI_AUTH")
+moved=0
+for round in $(seq 20); do
+  mapfile -t keys < <(for s in $(seq %d %d); do echo "CLUSTER GETKEYSINSLOT $s 1000"; done | redis-cli | grep .)
+  if [ ${#keys[@]} -eq 0 ]; then echo "moved $moved"; exit 0; fi
+  out=$(for k in "${keys[@]}"; do printf 'MIGRATE %%s %%s "%%s" 0 10000 %%s
+' %q %q "$k" "${auth[*]}"; done | redis-cli)
+  bad=$(grep -v -e '^OK$' -e '^NOKEY$' <<<"$out" | head -n 1)
+  if [ -n "$bad" ]; then echo "MIGRATE: $bad"; exit 1; fi
+  moved=$((moved + $(grep -c '^OK$' <<<"$out")))
+done
+echo "keys still left in the slots after 20 rounds"; exit 1`, slot, last, host, port)
+	raw, err := f.rt.exec(ctx, "redis", srcN, "bash", "-c", script)
+	res := trimOut(raw)
+	if n, ok := strings.CutPrefix(res, "moved "); ok && err == nil {
+		c.Keys, _ = strconv.Atoi(n)
+	} else {
+		return c, fmt.Errorf("migrate-slot: %s: %v: %s", srcN.Name, err, res)
+	}
+	order := []node{dstN, srcN}
+	for _, p := range primaries {
+		if p.ID != src.ID && p.ID != dst.ID {
+			order = append(order, byID[p.ID])
+		}
+	}
+	for _, n := range order {
+		if err := setslot(n, "NODE", dst.ID); err != nil {
+			return c, fmt.Errorf("migrate-slot: %w", err)
+		}
+	}
+	c.Detail = fmt.Sprintf("slots %d-%d from %s to %s in %s", slot, last, srcN.Name, dstN.Name, f.now().Sub(t0).Round(time.Millisecond))
+	return c, nil
 }
 
 // quorumMember is one row of `rabbitmq-queues quorum_status --formatter json`.

@@ -94,9 +94,10 @@ func (k *Kube) FailoverRedis(ctx context.Context) (fault.Cost, error) {
 	return newFailover(kubeNodes{k}).FailoverRedis(ctx)
 }
 
-// MigrateSlot is not implemented on Kubernetes.
+// MigrateSlot moves a block of slots in use to another primary (see
+// failover.MigrateSlot).
 func (k *Kube) MigrateSlot(ctx context.Context) (fault.Cost, error) {
-	return fault.Cost{RefusedMS: -1}, fmt.Errorf("%w: migrate-slot on kind", fault.ErrUnsupported)
+	return newFailover(kubeNodes{k}).MigrateSlot(ctx)
 }
 
 // KillQueueLeader kills the RabbitMQ pod leading queue; the StatefulSet
@@ -162,9 +163,10 @@ func (d *Docker) FailoverRedis(ctx context.Context) (fault.Cost, error) {
 	return newFailover(dockerNodes{d}).FailoverRedis(ctx)
 }
 
-// MigrateSlot is not implemented on Compose.
+// MigrateSlot moves a block of slots in use to another primary (see
+// failover.MigrateSlot).
 func (d *Docker) MigrateSlot(ctx context.Context) (fault.Cost, error) {
-	return fault.Cost{RefusedMS: -1}, fmt.Errorf("%w: migrate-slot on compose", fault.ErrUnsupported)
+	return newFailover(dockerNodes{d}).MigrateSlot(ctx)
 }
 
 // KillQueueLeader docker-kills the RabbitMQ container leading queue and

@@ -3,6 +3,9 @@ package container
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -61,9 +64,9 @@ func (c *fakeCluster) clusterNodes() string {
 		p1 = "master,fail"
 	}
 	lines := []string{
-		"id0 a:1@2 master - 0 0 1 connected 0-5460",
-		"id1 a:1@2 " + p1 + " - 0 0 2 connected 5461-10922",
-		"id2 a:1@2 myself,master - 0 0 3 connected 10923-16383 [16000->-id0]",
+		"id0 10.0.0.0:6379@16379 master - 0 0 1 connected 0-5460",
+		"id1 10.0.0.1:6379@16379 " + p1 + " - 0 0 2 connected 5461-10922",
+		"id2 10.0.0.2:6379@16379,redis-2 myself,master - 0 0 3 connected 10923-16383 [16000->-id0]",
 		"id3 a:1@2 slave id0 0 0 1 connected",
 		"id4 a:1@2 " + r4 + " id1 0 0 2 connected",
 		"id5 a:1@2 slave id2 0 0 3 connected",
@@ -255,8 +258,8 @@ func TestParseClusterNodes(t *testing.T) {
 	t.Parallel()
 	got := parseClusterNodes("id2 h:1@2,name myself,master - 0 0 3 connected 10923-16000 16383 [16001->-id0]\nid5 h:1@2 slave,fail id2 0 0 3 disconnected\n")
 	want := []clusterNode{
-		{ID: "id2", Master: "-", Primary: true, Slots: [][2]int{{10923, 16000}, {16383, 16383}}},
-		{ID: "id5", Master: "id2", Failed: true},
+		{ID: "id2", Master: "-", Addr: "h:1", Primary: true, Slots: [][2]int{{10923, 16000}, {16383, 16383}}},
+		{ID: "id5", Master: "id2", Addr: "h:1", Failed: true},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -380,4 +383,83 @@ func TestKubeRestartServiceRollsEveryPod(t *testing.T) {
 	if diff := cmp.Diff([]string{"oncepay-redis-0", "oncepay-redis-1", "oncepay-redis-2"}, deleted); diff != "" {
 		t.Errorf("deleted (-want +got):\n%s", diff)
 	}
+}
+
+// TestMigrateSlot runs MigrateSlot's scripts in bash against a fake
+// redis-cli that logs what it is sent: SETSLOT IMPORTING on the target,
+// MIGRATING and the key MIGRATEs (with AUTH) on the source, then SETSLOT
+// NODE on every primary.
+func TestMigrateSlot(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	// the first GETKEYSINSLOT round finds two keys, the next none
+	cli := `#!/bin/bash
+while IFS= read -r line; do
+  echo "$NODE $line" >>` + dir + `/log
+  case $line in
+  "CLUSTER GETKEYSINSLOT 7000 1000") if [ ! -e ` + dir + `/round ]; then echo 'idem:{m1:k42}'; echo 'lease:{m1:k42}'; fi ;;
+  "CLUSTER GETKEYSINSLOT 7255 1000") touch ` + dir + `/round ;;
+  "CLUSTER GETKEYSINSLOT "*) ;;
+  *) echo OK ;;
+  esac
+done
+`
+	if err := os.WriteFile(filepath.Join(dir, "redis-cli"), []byte(cli), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := &fakeCluster{}
+	rt := &scriptNodes{fakeCluster: c, path: dir + ":" + os.Getenv("PATH")}
+	f := fakeFailover(rt)
+	cost, err := f.MigrateSlot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cost.Node != "redis-1" || cost.Slot != 7000 || cost.Slots != 256 || cost.Keys != 2 || !strings.HasPrefix(cost.Detail, "slots 7000-7255 from redis-1 to redis-") {
+		t.Errorf("cost %+v", cost)
+	}
+	log, _ := os.ReadFile(filepath.Join(dir, "log"))
+	lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+	dst := cost.Detail[strings.Index(cost.Detail, " to ")+4:]
+	dst = dst[:strings.IndexByte(dst, ' ')]
+	dstID := fakeIDs[dst]
+	count := map[string]int{}
+	for _, l := range lines {
+		f := strings.Fields(l)
+		count[f[0]+" "+strings.Join(f[1:4], " ")]++
+	}
+	for k, want := range map[string]int{
+		dst + " CLUSTER SETSLOT 7000":        2, // IMPORTING, NODE
+		"redis-1 CLUSTER SETSLOT 7255":       2, // MIGRATING, NODE
+		"redis-1 CLUSTER GETKEYSINSLOT 7000": 2, // two rounds
+	} {
+		if count[k] != want {
+			t.Errorf("%q sent %d times, want %d (log:\n%s)", k, count[k], want, log)
+		}
+	}
+	for _, want := range []string{
+		dst + " CLUSTER SETSLOT 7000 IMPORTING id1",
+		"redis-1 CLUSTER SETSLOT 7000 MIGRATING " + dstID,
+		`redis-1 MIGRATE 10.0.0.` + dstID[2:] + ` 6379 "idem:{m1:k42}" 0 10000 AUTH s3cret`,
+		"redis-0 CLUSTER SETSLOT 7255 NODE " + dstID,
+	} {
+		if !strings.Contains(string(log), want+"\n") {
+			t.Errorf("redis-cli was not sent %q; log:\n%s", want, log)
+		}
+	}
+}
+
+// scriptNodes runs the bash scripts a fakeCluster is asked to exec, with
+// NODE naming the node and a fake redis-cli first on PATH.
+type scriptNodes struct {
+	*fakeCluster
+	path string
+}
+
+func (s *scriptNodes) exec(ctx context.Context, service string, n node, argv ...string) ([]byte, error) {
+	if argv[0] != "bash" {
+		return s.fakeCluster.exec(ctx, service, n, argv...)
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = []string{"PATH=" + s.path, "NODE=" + n.Name, "REDISCLI_AUTH=s3cret"}
+	return cmd.Output()
 }

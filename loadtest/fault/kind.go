@@ -97,7 +97,7 @@ var Kinds = []Kind{
 		Exercises: "a charge cut off mid psp call; the lease expires and another worker takes over", Invariants: []int{3, 4, 5, 6}},
 	{Name: "failover-redis", Action: ActionFailover, Target: "redis", Aim: AimAny, Runtimes: everywhere, Topologies: ha,
 		Exercises: "the Redis Cluster primary of a slot in use SIGKILLed: its replica, up to a second behind (AOF everysec, async replication), takes over; the old one returns as a replica", Invariants: []int{2, 3, 5}},
-	{Name: "migrate-slot", Action: ActionMigrateSlot, Target: "redis", Aim: AimAny, Runtimes: localOnly, Topologies: ha,
+	{Name: "migrate-slot", Action: ActionMigrateSlot, Target: "redis", Aim: AimAny, Runtimes: everywhere, Topologies: ha,
 		Exercises: "a block of slots moved between primaries under load: ASK and MOVED redirects while the scripts run", Invariants: []int{2, 5}},
 	{Name: "kill-rabbitmq-leader", Action: ActionKillLeader, Target: "rabbitmq", Aim: AimAny, For: 15 * time.Second, Settle: 25 * time.Second,
 		Runtimes: everywhere, Topologies: ha,

@@ -169,7 +169,7 @@ func TestHAPlanFailsTheClustersOver(t *testing.T) {
 }
 
 // TestHAPlanOnContainerRuntimes: compose and kind fail the clusters over
-// too, and hold only kinds their backends can apply (no migrate-slot).
+// too, and hold only kinds their backends can apply.
 func TestHAPlanOnContainerRuntimes(t *testing.T) {
 	t.Parallel()
 	for _, runtime := range []string{"compose", "kind"} {
@@ -184,7 +184,7 @@ func TestHAPlanOnContainerRuntimes(t *testing.T) {
 				t.Errorf("%s: ha plan holds %s, which it cannot apply", runtime, s.Kind)
 			}
 		}
-		for _, k := range []string{"failover-redis", "kill-rabbitmq-leader"} {
+		for _, k := range []string{"failover-redis", "kill-rabbitmq-leader", "migrate-slot"} {
 			if !got[k] {
 				t.Errorf("%s: ha plan lacks %s: %v", runtime, k, steps)
 			}
