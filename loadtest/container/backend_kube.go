@@ -68,9 +68,9 @@ type Kube struct {
 	run  func(ctx context.Context, args ...string) ([]byte, error)
 	pids pidCache
 	// the host's view of a pod's processes (tests replace them)
-	hostPID func(p pod, program string) (int, error)
-	freeze  func(pid int, wait time.Duration) error
-	kill    func(pid int, wait time.Duration) error
+	statePID func(p pod, program string) (int, error)
+	freeze   func(pid int, wait time.Duration) error
+	kill     func(pid int, wait time.Duration) error
 }
 
 // NewKube returns a backend for the release in cfg.
@@ -90,7 +90,7 @@ func NewKube(cfg KubeConfig) *Kube {
 	if cfg.ReadyTimeout <= 0 {
 		cfg.ReadyTimeout = 3 * time.Minute
 	}
-	k := &Kube{cfg: cfg, hostPID: hostPID, freeze: proc.Freeze, kill: sigkill}
+	k := &Kube{cfg: cfg, statePID: statePID, freeze: proc.Freeze, kill: sigkill}
 	k.run = func(ctx context.Context, args ...string) ([]byte, error) {
 		full := []string{"-n", k.cfg.Namespace}
 		if k.cfg.Context != "" {

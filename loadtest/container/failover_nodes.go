@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"os"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +18,42 @@ import (
 
 // mainProgram is the executable of each state service's main process.
 var mainProgram = map[string]string{"redis": "redis-server", "rabbitmq": "beam.smp"}
+
+// statePID returns the host pid of a state pod's server: the oldest
+// process running program in the pod. A RabbitMQ pod also runs short-lived
+// CLI VMs (probes, the postStart hook), beam.smp as well.
+func statePID(p pod, program string) (int, error) {
+	uid := p.Metadata.UID
+	pids, err := pidsInCgroup("/proc", program, "pod"+uid, "pod"+strings.ReplaceAll(uid, "-", "_"))
+	if err != nil {
+		return 0, err
+	}
+	if len(pids) == 0 {
+		return 0, fmt.Errorf("pod %s: no %s process visible in /proc (is the driver on the node's host, as root?): %w", p.Metadata.Name, program, ErrNotRunning)
+	}
+	return oldest("/proc", pids), nil
+}
+
+// oldest returns the pid of pids that started first (field 22 of
+// /proc/<pid>/stat, in clock ticks since boot).
+func oldest(procRoot string, pids []int) int {
+	best, bestStart := pids[0], uint64(math.MaxUint64)
+	for _, pid := range pids {
+		b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]) // fields 3...
+		if len(f) < 20 {
+			continue
+		}
+		if start, err := strconv.ParseUint(f[19], 10, 64); err == nil && start < bestStart {
+			best, bestStart = pid, start
+		}
+	}
+	return best
+}
 
 // --- Kube ------------------------------------------------------------------
 
@@ -56,7 +96,7 @@ func (n kubeNodes) down(ctx context.Context, service string, nd node) (func(cont
 	}
 	p := pod{}
 	p.Metadata.Name, p.Metadata.UID = nd.Ref, nd.UID
-	pid, err := n.k.hostPID(p, mainProgram[service])
+	pid, err := n.k.statePID(p, mainProgram[service])
 	if err != nil {
 		return nil, err
 	}

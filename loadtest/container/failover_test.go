@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -282,7 +283,7 @@ func TestKubeFailoverSteps(t *testing.T) {
 		steps = append(steps, "kubectl "+strings.Join(args, " "))
 		return nil, nil
 	}
-	k.hostPID = func(p pod, program string) (int, error) {
+	k.statePID = func(p pod, program string) (int, error) {
 		steps = append(steps, fmt.Sprintf("pid of %s in %s %s", program, p.Metadata.Name, p.Metadata.UID))
 		return 42, nil
 	}
@@ -462,4 +463,19 @@ func (s *scriptNodes) exec(ctx context.Context, service string, n node, argv ...
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = []string{"PATH=" + s.path, "NODE=" + n.Name, "REDISCLI_AUTH=s3cret"}
 	return cmd.Output()
+}
+
+func TestOldest(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	for pid, start := range map[int]string{10: "500", 11: "90", 12: "300"} {
+		dir := filepath.Join(root, strconv.Itoa(pid))
+		os.MkdirAll(dir, 0o755)
+		// pid (comm) state ppid ... field 22 is the start time
+		stat := fmt.Sprintf("%d (beam.smp) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %s 0 0", pid, start)
+		os.WriteFile(filepath.Join(dir, "stat"), []byte(stat), 0o644)
+	}
+	if got := oldest(root, []int{10, 11, 12}); got != 11 {
+		t.Errorf("oldest = %d, want 11", got)
+	}
 }
