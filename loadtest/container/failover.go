@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/oncepay/oncepay/loadtest/fault"
@@ -143,33 +144,45 @@ func probeKey(key string) string {
 func trimOut(b []byte) string { return strings.TrimSpace(string(b)) }
 
 // redisCLI runs redis-cli in node n (the password comes from the node's
-// REDISCLI_AUTH), bounded by timeout inside the node: a frozen or
-// unreachable node the cluster redirects to must not hang the probe.
+// REDISCLI_AUTH), bounded by 3 s inside the node.
 func (f *failover) redisCLI(ctx context.Context, n node, args ...string) (string, error) {
-	out, err := f.rt.exec(ctx, "redis", n, append([]string{"timeout", "3", "redis-cli"}, args...)...)
+	return f.redisCLIWithin(ctx, 3, n, args...)
+}
+
+// redisCLIWithin bounds redis-cli by seconds inside the node: a frozen or
+// unreachable node the cluster redirects to must not hang a probe.
+func (f *failover) redisCLIWithin(ctx context.Context, seconds int, n node, args ...string) (string, error) {
+	out, err := f.rt.exec(ctx, "redis", n, append([]string{"timeout", strconv.Itoa(seconds), "redis-cli"}, args...)...)
 	return trimOut(out), err
 }
 
 // redisView maps cluster node ids to the runtime's nodes (CLUSTER MYID on
-// each) and returns the cluster as the first answering node sees it.
+// each, at once) and returns the cluster as the first answering node sees
+// it.
 func (f *failover) redisView(ctx context.Context) (map[string]node, []clusterNode, error) {
 	nodes, err := f.rt.nodes(ctx, "redis")
 	if err != nil {
 		return nil, nil, err
 	}
+	ids := make([]string, len(nodes))
+	errs := make([]error, len(nodes))
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		wg.Go(func() {
+			ids[i], errs[i] = f.redisCLI(ctx, n, "cluster", "myid")
+		})
+	}
+	wg.Wait()
 	byID := map[string]node{}
 	var view []clusterNode
-	var errs []error
-	for _, n := range nodes {
-		id, err := f.redisCLI(ctx, n, "cluster", "myid")
-		if err != nil || id == "" {
-			errs = append(errs, fmt.Errorf("%s: cluster myid: %v", n.Name, err))
+	for i, n := range nodes {
+		if errs[i] != nil || ids[i] == "" {
+			errs[i] = fmt.Errorf("%s: cluster myid: %v", n.Name, errs[i])
 			continue
 		}
-		byID[id] = n
+		byID[ids[i]] = n
 		if view == nil {
-			out, err := f.redisCLI(ctx, n, "cluster", "nodes")
-			if err == nil {
+			if out, err := f.redisCLI(ctx, n, "cluster", "nodes"); err == nil {
 				view = parseClusterNodes(out)
 			}
 		}
@@ -233,7 +246,7 @@ func (f *failover) FailoverRedis(ctx context.Context) (fault.Cost, error) {
 		return c, fmt.Errorf("failover-redis: take %s down: %w", victim.Name, err)
 	}
 	for f.now().Sub(t0) < f.takeoverTimeout {
-		if out, err := f.redisCLI(ctx, via, "-c", "set", probe, "1", "px", "60000"); err == nil && out == "OK" {
+		if out, err := f.redisCLIWithin(ctx, 1, via, "-c", "set", probe, "1", "px", "60000"); err == nil && out == "OK" {
 			c.RefusedMS = f.now().Sub(t0).Milliseconds()
 			break
 		}

@@ -100,7 +100,7 @@ func (c *fakeCluster) exec(ctx context.Context, service string, n node, argv ...
 		return []byte(`[{"Node Name":"rabbit@p-rabbitmq-0.h.ns.svc.cluster.local","Raft State":"follower"},` +
 			`{"Node Name":"rabbit@` + c.leader + `.h.ns.svc.cluster.local","Raft State":"leader"}]`), nil
 	}
-	if len(argv) < 3 || strings.Join(argv[:3], " ") != "timeout 3 redis-cli" {
+	if len(argv) < 3 || argv[0] != "timeout" || argv[2] != "redis-cli" {
 		return nil, fmt.Errorf("unexpected %q", argv)
 	}
 	cmd := strings.Join(argv[3:], " ")
