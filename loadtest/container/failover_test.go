@@ -27,7 +27,6 @@ type fakeCluster struct {
 	steps        []string
 	isDown       map[string]bool
 	killed       map[string]bool // ever taken down
-	released     bool
 	promoted     bool
 	refuseProbes int
 	leader       string // rabbitmq: the leader's host
