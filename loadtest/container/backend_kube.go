@@ -68,7 +68,7 @@ type Kube struct {
 	run  func(ctx context.Context, args ...string) ([]byte, error)
 	pids pidCache
 	// the host's view of a pod's processes (tests replace them)
-	statePID func(p pod, program string) (int, error)
+	statePID func(p pod, programs []string) (int, error)
 	freeze   func(pid int, wait time.Duration) error
 	kill     func(pid int, wait time.Duration) error
 }

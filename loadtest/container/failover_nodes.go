@@ -16,20 +16,27 @@ import (
 	"github.com/oncepay/oncepay/loadtest/fault"
 )
 
-// mainProgram is the executable of each state service's main process.
-var mainProgram = map[string]string{"redis": "redis-server", "rabbitmq": "beam.smp"}
+// mainPrograms are the executables each state service's main process may
+// run: Debian's redis-server (the lab's redis:7 stand-in) is a link to
+// redis-check-rdb, which dispatches on its name.
+var mainPrograms = map[string][]string{"redis": {"redis-server", "redis-check-rdb"}, "rabbitmq": {"beam.smp"}}
 
 // statePID returns the host pid of a state pod's server: the oldest
-// process running program in the pod. A RabbitMQ pod also runs short-lived
-// CLI VMs (probes, the postStart hook), beam.smp as well.
-func statePID(p pod, program string) (int, error) {
+// process running one of programs in the pod. A RabbitMQ pod also runs
+// short-lived CLI VMs (probes, the postStart hook), beam.smp as well.
+func statePID(p pod, programs []string) (int, error) {
 	uid := p.Metadata.UID
-	pids, err := pidsInCgroup("/proc", program, "pod"+uid, "pod"+strings.ReplaceAll(uid, "-", "_"))
-	if err != nil {
-		return 0, err
+	var pids []int
+	for _, program := range programs {
+		found, err := pidsInCgroup("/proc", program, "pod"+uid, "pod"+strings.ReplaceAll(uid, "-", "_"))
+		if err != nil {
+			return 0, err
+		}
+		pids = append(pids, found...)
 	}
 	if len(pids) == 0 {
-		return 0, fmt.Errorf("pod %s: no %s process visible in /proc (is the driver on the node's host, as root?): %w", p.Metadata.Name, program, ErrNotRunning)
+		return 0, fmt.Errorf("pod %s: no %s process visible in /proc (is the driver on the node's host, as root?): %w",
+			p.Metadata.Name, strings.Join(programs, " or "), ErrNotRunning)
 	}
 	return oldest("/proc", pids), nil
 }
@@ -96,7 +103,7 @@ func (n kubeNodes) down(ctx context.Context, service string, nd node) (func(cont
 	}
 	p := pod{}
 	p.Metadata.Name, p.Metadata.UID = nd.Ref, nd.UID
-	pid, err := n.k.statePID(p, mainProgram[service])
+	pid, err := n.k.statePID(p, mainPrograms[service])
 	if err != nil {
 		return nil, err
 	}

@@ -282,8 +282,8 @@ func TestKubeFailoverSteps(t *testing.T) {
 		steps = append(steps, "kubectl "+strings.Join(args, " "))
 		return nil, nil
 	}
-	k.statePID = func(p pod, program string) (int, error) {
-		steps = append(steps, fmt.Sprintf("pid of %s in %s %s", program, p.Metadata.Name, p.Metadata.UID))
+	k.statePID = func(p pod, programs []string) (int, error) {
+		steps = append(steps, fmt.Sprintf("pid of %s in %s %s", strings.Join(programs, "|"), p.Metadata.Name, p.Metadata.UID))
 		return 42, nil
 	}
 	k.freeze = func(pid int, _ time.Duration) error { steps = append(steps, fmt.Sprint("freeze ", pid)); return nil }
@@ -305,7 +305,7 @@ func TestKubeFailoverSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"pid of redis-server in oncepay-redis-1 u1", "freeze 42",
+		"pid of redis-server|redis-check-rdb in oncepay-redis-1 u1", "freeze 42",
 		"kill 42", "kubectl delete pod oncepay-redis-1 --grace-period=0 --force --wait=false",
 		"pid of beam.smp in oncepay-rabbitmq-2 u2", "kill 42",
 		"kubectl delete pod oncepay-rabbitmq-2 --grace-period=0 --force --wait=false",
