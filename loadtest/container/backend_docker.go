@@ -139,6 +139,15 @@ func (d *Docker) RestartService(ctx context.Context, service string) error {
 	if _, err := d.run(ctx, "restart", "-t", "30", id); err != nil {
 		return fmt.Errorf("restart %s: %w", service, err)
 	}
+	if err := d.healthy(ctx, id); err != nil {
+		return fmt.Errorf("restart %s: %w", service, err)
+	}
+	return nil
+}
+
+// healthy waits until the container's healthcheck passes (or, without
+// one, until it runs).
+func (d *Docker) healthy(ctx context.Context, id string) error {
 	ctx, cancel := context.WithTimeout(ctx, d.cfg.HealthTimeout)
 	defer cancel()
 	for {
@@ -149,7 +158,7 @@ func (d *Docker) RestartService(ctx context.Context, service string) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("restart %s: not healthy after %s (last: %q, %v)", service, d.cfg.HealthTimeout, status, err)
+			return fmt.Errorf("container %.12s not healthy after %s (last: %q, %v)", id, d.cfg.HealthTimeout, status, err)
 		case <-time.After(500 * time.Millisecond):
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oncepay/oncepay/internal/proc"
 	"github.com/oncepay/oncepay/pkg/service/dial"
 	"github.com/redis/go-redis/v9"
 
@@ -66,6 +67,10 @@ type Kube struct {
 	cfg  KubeConfig
 	run  func(ctx context.Context, args ...string) ([]byte, error)
 	pids pidCache
+	// the host's view of a pod's processes (tests replace them)
+	statePID func(p pod, programs []string) (int, error)
+	freeze   func(pid int, wait time.Duration) error
+	kill     func(pid int, wait time.Duration) error
 }
 
 // NewKube returns a backend for the release in cfg.
@@ -85,7 +90,7 @@ func NewKube(cfg KubeConfig) *Kube {
 	if cfg.ReadyTimeout <= 0 {
 		cfg.ReadyTimeout = 3 * time.Minute
 	}
-	k := &Kube{cfg: cfg}
+	k := &Kube{cfg: cfg, statePID: statePID, freeze: proc.Freeze, kill: sigkill}
 	k.run = func(ctx context.Context, args ...string) ([]byte, error) {
 		full := []string{"-n", k.cfg.Namespace}
 		if k.cfg.Context != "" {
@@ -261,9 +266,11 @@ func (k *Kube) KillReplica(ctx context.Context, name string) (int, error) {
 	return pid, nil
 }
 
-// RestartService deletes the pod of redis or rabbitmq (a graceful stop; the
-// StatefulSet starts it again on the same volume) and returns once the new
-// pod is ready.
+// RestartService deletes the pods of redis or rabbitmq one at a time (a
+// graceful stop; the StatefulSet starts each again under its name, on its
+// volume) and returns once the last new pod is ready. With one pod (the
+// single topology) that is a restart of the service; with a cluster's
+// nodes (ha) a rolling restart.
 func (k *Kube) RestartService(ctx context.Context, service string) error {
 	switch service {
 	case "redis", "rabbitmq":
@@ -274,23 +281,36 @@ func (k *Kube) RestartService(ctx context.Context, service string) error {
 	if err != nil {
 		return fmt.Errorf("restart %s: %w", service, err)
 	}
-	if len(before) != 1 {
-		return fmt.Errorf("restart %s: %d pods running, want 1", service, len(before))
+	if len(before) == 0 {
+		return fmt.Errorf("restart %s: no pod running: %w", service, ErrNotRunning)
 	}
-	old := before[0]
-	if _, err := k.run(ctx, "delete", "pod", old.Metadata.Name, "--wait=false"); err != nil {
-		return fmt.Errorf("restart %s: %w", service, err)
+	ctx, cancel := context.WithTimeout(ctx, k.cfg.ReadyTimeout*time.Duration(len(before)))
+	defer cancel()
+	for _, old := range before {
+		if _, err := k.run(ctx, "delete", "pod", old.Metadata.Name, "--wait=false"); err != nil {
+			return fmt.Errorf("restart %s: %w", service, err)
+		}
+		if _, err := k.newPod(ctx, service, old); err != nil {
+			return fmt.Errorf("restart %s: %w", service, err)
+		}
 	}
+	return nil
+}
+
+// newPod waits until a pod named as old, but not old itself, is ready.
+func (k *Kube) newPod(ctx context.Context, component string, old pod) (pod, error) {
 	ctx, cancel := context.WithTimeout(ctx, k.cfg.ReadyTimeout)
 	defer cancel()
 	for {
-		now, err := k.pods(ctx, service)
-		if err == nil && len(now) == 1 && now[0].Metadata.UID != old.Metadata.UID && now[0].ready() {
-			return nil
+		now, err := k.pods(ctx, component)
+		for _, p := range now {
+			if p.Metadata.Name == old.Metadata.Name && p.Metadata.UID != old.Metadata.UID && p.ready() {
+				return p, nil
+			}
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("restart %s: no new ready pod after %s (%v)", service, k.cfg.ReadyTimeout, err)
+			return pod{}, fmt.Errorf("no new ready pod %s after %s (%v)", old.Metadata.Name, k.cfg.ReadyTimeout, err)
 		case <-time.After(500 * time.Millisecond):
 		}
 	}

@@ -184,6 +184,9 @@ func Plan(c PlanConfig) ([]Step, error) {
 	}
 	for _, f := range faults {
 		k, _ := KindByName(f.kind)
+		if c.Topology == "ha" && !k.On(cmp.Or(c.Runtime, "local")) {
+			continue // a fault the runtime's backend cannot apply
+		}
 		at := time.Duration(float64(c.Duration) * f.at).Round(time.Second)
 		steps = append(steps, Step{AtMS: at.Milliseconds(), Kind: k.Name, Action: k.Action, Target: k.Target, ForMS: k.For.Milliseconds()})
 	}

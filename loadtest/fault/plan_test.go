@@ -167,3 +167,27 @@ func TestHAPlanFailsTheClustersOver(t *testing.T) {
 		t.Errorf("kill-rabbitmq-leader step %+v: want its kind's For as ForMS", s)
 	}
 }
+
+// TestHAPlanOnContainerRuntimes: compose and kind fail the clusters over
+// too, and hold only kinds their backends can apply.
+func TestHAPlanOnContainerRuntimes(t *testing.T) {
+	t.Parallel()
+	for _, runtime := range []string{"compose", "kind"} {
+		steps, err := fault.Plan(fault.PlanConfig{Duration: 3 * time.Minute, APIs: apis, Workers: workers, Seed: 1, Runtime: runtime, Topology: "ha"})
+		if err != nil {
+			t.Fatalf("%s: %v", runtime, err)
+		}
+		got := map[string]bool{}
+		for _, s := range steps {
+			got[s.Kind] = true
+			if k, _ := fault.KindByName(s.Kind); !k.On(runtime) || !k.In("ha") {
+				t.Errorf("%s: ha plan holds %s, which it cannot apply", runtime, s.Kind)
+			}
+		}
+		for _, k := range []string{"failover-redis", "kill-rabbitmq-leader", "migrate-slot"} {
+			if !got[k] {
+				t.Errorf("%s: ha plan lacks %s: %v", runtime, k, steps)
+			}
+		}
+	}
+}
