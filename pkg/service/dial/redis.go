@@ -1,6 +1,7 @@
 package dial
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -33,12 +34,26 @@ type RedisTuning struct {
 	// ContextTimeout sets go-redis's ContextTimeoutEnabled: a command's
 	// context deadline bounds its network reads and writes.
 	ContextTimeout bool
+	// ClusterAddrs maps the address a Redis Cluster node announces
+	// (host:port, as CLUSTER SLOTS and MOVED/ASK redirects name it) to the
+	// address to dial instead: for a client outside the network whose names
+	// the nodes announce (the host side of Docker Compose). Addresses not
+	// in the map are dialled as they are. Cluster mode only: with another
+	// mode a non-empty map is an error. ParseClusterAddrs reads
+	// REDIS_CLUSTER_ADDRS into it.
+	ClusterAddrs map[string]string
 }
 
 // CheckRedis reports whether mode and rawURL make a Redis client, without
 // building one. The error names what is wrong and never quotes the URL.
 func CheckRedis(mode, rawURL string) error {
-	_, err := redisOptions(mode, rawURL, RedisTuning{})
+	return CheckRedisTuned(mode, rawURL, RedisTuning{})
+}
+
+// CheckRedisTuned is CheckRedis with t's settings checked as well (a
+// node-address map outside cluster mode is an error).
+func CheckRedisTuned(mode, rawURL string, t RedisTuning) error {
+	_, err := redisOptions(mode, rawURL, t)
 	return err
 }
 
@@ -62,6 +77,9 @@ func Redis(mode, rawURL string, t RedisTuning) (redis.UniversalClient, error) {
 }
 
 func redisOptions(mode, rawURL string, t RedisTuning) (any, error) {
+	if len(t.ClusterAddrs) > 0 && mode != RedisCluster {
+		return nil, fmt.Errorf("a node-address map is for Redis Cluster only, not mode %q", cmp.Or(mode, RedisSingle))
+	}
 	switch mode {
 	case RedisSingle, "":
 		o, err := redis.ParseURL(rawURL)
@@ -80,6 +98,9 @@ func redisOptions(mode, rawURL string, t RedisTuning) (any, error) {
 			return nil, errors.New("a Redis Cluster has database 0 only: drop the /db of the URL")
 		}
 		o.ContextTimeoutEnabled = t.ContextTimeout
+		if len(t.ClusterAddrs) > 0 {
+			o.Dialer = mappedDialer(o, t.ClusterAddrs)
+		}
 		return o, nil
 	case RedisSentinel:
 		o, err := redis.ParseFailoverURL(rawURL)
