@@ -24,7 +24,8 @@ import (
 // them.
 type services struct {
 	RedisMode, RedisURL, DatabaseURL, AMQPURL string
-	PSPAdminURL, PSPToken                     string // the psp's admin listener and its bearer token
+	RedisAddrs                                map[string]string // REDIS_CLUSTER_ADDRS (package dial)
+	PSPAdminURL, PSPToken                     string            // the psp's admin listener and its bearer token
 	Queues                                    verify.Queues
 }
 
@@ -34,6 +35,11 @@ func servicesOf(env map[string]string) (services, error) {
 	if s.RedisURL == "" || s.DatabaseURL == "" || s.AMQPURL == "" || s.PSPAdminURL == "" || s.PSPToken == "" {
 		return services{}, errors.New("scripts/local env did not name REDIS_URL, DATABASE_URL, AMQP_URL, PSP_ADMIN_URL and PSP_ADMIN_TOKEN")
 	}
+	addrs, err := dial.ParseClusterAddrs(env["REDIS_CLUSTER_ADDRS"])
+	if err != nil {
+		return services{}, fmt.Errorf("REDIS_CLUSTER_ADDRS: %w", err)
+	}
+	s.RedisAddrs = addrs
 	var delays []time.Duration
 	for _, d := range strings.Split(env["WORKER_RETRY_DELAYS"], ",") {
 		if v, err := time.ParseDuration(strings.TrimSpace(d)); err == nil {
@@ -48,7 +54,7 @@ func servicesOf(env map[string]string) (services, error) {
 // and charge_takeovers truncated, every queue purged, the psp ledger
 // emptied and its fault knobs set to failAfter with the run's seed.
 func reset(ctx context.Context, s services, failAfter float64, seed int) error {
-	rdb, err := dial.Redis(s.RedisMode, s.RedisURL, dial.RedisTuning{})
+	rdb, err := dial.Redis(s.RedisMode, s.RedisURL, dial.RedisTuning{ClusterAddrs: s.RedisAddrs})
 	if err != nil {
 		return fmt.Errorf("REDIS_URL: %w", err)
 	}
@@ -132,7 +138,7 @@ func purge(url string, queues []string) error {
 // runID still in Redis: claims nobody completed or released. On a Redis
 // Cluster it scans every primary.
 func markersLeft(ctx context.Context, s services, runID string) (int, error) {
-	rdb, err := dial.Redis(s.RedisMode, s.RedisURL, dial.RedisTuning{})
+	rdb, err := dial.Redis(s.RedisMode, s.RedisURL, dial.RedisTuning{ClusterAddrs: s.RedisAddrs})
 	if err != nil {
 		return 0, err
 	}

@@ -26,6 +26,7 @@ type config struct {
 	Replicas     map[string]process.Replica // FAULTD_REPLICAS, default defaultReplicas[Runtime]
 	RedisMode    string                     // REDIS_MODE: single (default), cluster or sentinel (package dial)
 	RedisURL     string                     // REDIS_URL, required: the runtime's Redis, for FLUSHALL
+	RedisAddrs   map[string]string          // REDIS_CLUSTER_ADDRS: the cluster nodes' announced addresses mapped to reachable ones (package dial)
 	// AMQPURL, if set, lets the local backend delete the charge queue
 	// (AMQP_URL); PSPAdminURL and PSPToken, if set, take the psp down
 	// through its admin listener (PSP_ADMIN_URL, PSP_ADMIN_TOKEN).
@@ -125,12 +126,15 @@ func loadConfig(getenv func(string) string) (config, error) {
 			fail("%s is required", name)
 		}
 	}
+	var err error
+	if c.RedisAddrs, err = dial.ParseClusterAddrs(str("REDIS_CLUSTER_ADDRS", "")); err != nil {
+		fail("REDIS_CLUSTER_ADDRS: %w", err)
+	}
 	if c.RedisURL != "" {
-		if err := dial.CheckRedis(c.RedisMode, c.RedisURL); err != nil {
+		if err := dial.CheckRedisTuned(c.RedisMode, c.RedisURL, dial.RedisTuning{ClusterAddrs: c.RedisAddrs}); err != nil {
 			fail("REDIS_MODE %s, REDIS_URL: %w", c.RedisMode, err)
 		}
 	}
-	var err error
 	if c.WaitInFlight, err = time.ParseDuration(str("FAULTD_WAIT_IN_FLIGHT", "2s")); err != nil || c.WaitInFlight <= 0 {
 		fail("FAULTD_WAIT_IN_FLIGHT must be a positive duration like 2s")
 	}

@@ -32,10 +32,11 @@ type config struct {
 	// Logs are -logs: glob patterns of the services' JSON logs, read for
 	// the payment stories of report.html (none: the stories go without).
 	Logs        []string
-	DatabaseURL string // DATABASE_URL
-	RedisMode   string // REDIS_MODE: single (default), cluster or sentinel (package dial)
-	RedisURL    string // REDIS_URL
-	AMQPURL     string // AMQP_URL: one URL or a cluster's nodes, comma-separated
+	DatabaseURL string            // DATABASE_URL
+	RedisMode   string            // REDIS_MODE: single (default), cluster or sentinel (package dial)
+	RedisURL    string            // REDIS_URL
+	RedisAddrs  map[string]string // REDIS_CLUSTER_ADDRS: the cluster nodes' announced addresses mapped to reachable ones (package dial)
+	AMQPURL     string            // AMQP_URL: one URL or a cluster's nodes, comma-separated
 }
 
 // runInfo is run.json, written by the load-test runner.
@@ -94,8 +95,13 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (co
 	c.DatabaseURL, c.RedisURL, c.AMQPURL = getenv("DATABASE_URL"), getenv("REDIS_URL"), getenv("AMQP_URL")
 	c.PSPToken = getenv("PSP_ADMIN_TOKEN")
 	c.RedisMode = cmp.Or(getenv("REDIS_MODE"), dial.RedisSingle)
+	addrs, err := dial.ParseClusterAddrs(getenv("REDIS_CLUSTER_ADDRS"))
+	if err != nil {
+		problems = append(problems, fmt.Errorf("REDIS_CLUSTER_ADDRS: %w", err))
+	}
+	c.RedisAddrs = addrs
 	if c.RedisURL != "" {
-		if err := dial.CheckRedis(c.RedisMode, c.RedisURL); err != nil {
+		if err := dial.CheckRedisTuned(c.RedisMode, c.RedisURL, dial.RedisTuning{ClusterAddrs: c.RedisAddrs}); err != nil {
 			problems = append(problems, fmt.Errorf("REDIS_MODE %s, REDIS_URL: %w", c.RedisMode, err))
 		}
 	}

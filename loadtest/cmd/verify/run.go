@@ -52,7 +52,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("postgres: %w", err)
 	}
 	defer db.Close()
-	rdb, err := dial.Redis(cfg.RedisMode, cfg.RedisURL, dial.RedisTuning{})
+	rdb, err := dial.Redis(cfg.RedisMode, cfg.RedisURL, dial.RedisTuning{ClusterAddrs: cfg.RedisAddrs})
 	if err != nil {
 		return fmt.Errorf("REDIS_URL: %w", err)
 	}
