@@ -2,12 +2,15 @@ package container
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -222,9 +225,106 @@ func (d *Docker) KillQueueLeader(ctx context.Context, queue string, down time.Du
 	return newFailover(dockerNodes{d}).KillQueueLeader(ctx, queue, down)
 }
 
-// PartitionQueueLeader is not implemented on Compose.
+// PartitionQueueLeader cuts the RabbitMQ container leading queue off
+// from its peers and from the clients for dur: `docker network disconnect`
+// from every network it is on, then `docker network connect` again with
+// the aliases it had (the compose service and host names the other nodes
+// and the clients dial). Cost.RefusedMS is how long until another node led
+// queue (-1: none did while it was cut off); it waits until the node is
+// healthy again.
 func (d *Docker) PartitionQueueLeader(ctx context.Context, queue string, dur time.Duration) (fault.Cost, error) {
-	return fault.Cost{RefusedMS: -1}, fmt.Errorf("%w: partition-rabbitmq on compose", fault.ErrUnsupported)
+	return d.partitionQueueLeader(ctx, newFailover(dockerNodes{d}), queue, dur)
+}
+
+func (d *Docker) partitionQueueLeader(ctx context.Context, f *failover, queue string, dur time.Duration) (fault.Cost, error) {
+	c := fault.Cost{RefusedMS: -1}
+	nodes, err := f.rt.nodes(ctx, "rabbitmq")
+	if err != nil {
+		return c, fmt.Errorf("partition-rabbitmq: %w", err)
+	}
+	victim, err := f.queueLeader(ctx, nodes, queue, "")
+	if err != nil {
+		return c, fmt.Errorf("partition-rabbitmq: %w", err)
+	}
+	c.Node = victim.Name
+	nets, err := d.networks(ctx, victim.Ref)
+	if err != nil {
+		return c, fmt.Errorf("partition-rabbitmq: %s: %w", victim.Name, err)
+	}
+	t0 := f.now()
+	var errs []error
+	var cut []containerNet
+	for _, n := range nets {
+		if _, err := d.run(ctx, "network", "disconnect", n.Name, victim.Ref); err != nil {
+			errs = append(errs, fmt.Errorf("partition-rabbitmq: %w", err))
+			continue
+		}
+		cut = append(cut, n)
+	}
+	leader := "none"
+	if len(cut) > 0 {
+		for f.now().Sub(t0) < dur {
+			if l, err := f.queueLeader(ctx, nodes, queue, victim.Name); err == nil && l.Name != victim.Name {
+				c.RefusedMS, leader = f.now().Sub(t0).Milliseconds(), l.Name
+				break
+			}
+			if f.sleep(ctx, f.leaderProbe) != nil {
+				break
+			}
+		}
+		if rest := dur - f.now().Sub(t0); rest > 0 {
+			_ = f.sleep(ctx, rest)
+		}
+	}
+	heal := context.WithoutCancel(ctx)
+	for _, n := range cut {
+		args := []string{"network", "connect"}
+		for _, a := range n.Aliases {
+			args = append(args, "--alias", a)
+		}
+		if _, err := d.run(heal, append(args, n.Name, victim.Ref)...); err != nil {
+			errs = append(errs, fmt.Errorf("partition-rabbitmq: heal: %w", err))
+		}
+	}
+	if err := d.healthy(heal, victim.Ref); err != nil {
+		errs = append(errs, fmt.Errorf("partition-rabbitmq: %s: %w", victim.Name, err))
+	}
+	c.Detail = fmt.Sprintf("cut off for %s; new leader %s; %s back after %s", dur, leader, victim.Name, f.now().Sub(t0).Round(time.Second))
+	return c, errors.Join(errs...)
+}
+
+// containerNet is one network a container is on, with its aliases there.
+type containerNet struct {
+	Name    string
+	Aliases []string
+}
+
+// networks lists the networks of container id with the aliases it has on
+// each (the container's own id prefix, which docker adds on every
+// connect, left out).
+func (d *Docker) networks(ctx context.Context, id string) ([]containerNet, error) {
+	out, err := d.run(ctx, "inspect", "-f", "{{json .NetworkSettings.Networks}}", id)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]struct{ Aliases []string }
+	if err := json.Unmarshal(out, &m); err != nil {
+		return nil, fmt.Errorf("its networks: %w", err)
+	}
+	var nets []containerNet
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		n := containerNet{Name: name}
+		for _, a := range m[name].Aliases {
+			if !strings.HasPrefix(id, a) {
+				n.Aliases = append(n.Aliases, a)
+			}
+		}
+		nets = append(nets, n)
+	}
+	if len(nets) == 0 {
+		return nil, errors.New("on no network")
+	}
+	return nets, nil
 }
 
 var (

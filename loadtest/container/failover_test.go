@@ -478,3 +478,53 @@ func TestOldest(t *testing.T) {
 		t.Errorf("oldest = %d, want 11", got)
 	}
 }
+
+// TestDockerPartitionQueueLeader: the node leading the queue is
+// disconnected from its network for the fault's duration and connected
+// again with its aliases (not its container id's), and the new leader is
+// found on the other nodes meanwhile.
+func TestDockerPartitionQueueLeader(t *testing.T) {
+	t.Parallel()
+	d := NewDocker(DockerConfig{Project: "oncepay"})
+	var steps []string
+	cut := false
+	d.run = func(ctx context.Context, args ...string) ([]byte, error) {
+		step := strings.Join(args, " ")
+		switch {
+		case args[0] == "ps":
+			return []byte("aaaaaaaaaaaa1 rabbitmq\nbbbbbbbbbbbb2 rabbitmq-2\ncccccccccccc3 rabbitmq-3\ndddddddddddd4 worker-1\n"), nil
+		case args[0] == "exec":
+			leader := "rabbitmq-2"
+			if cut {
+				leader = "rabbitmq-3"
+			}
+			return fmt.Appendf(nil, `[{"Node Name":"rabbit@%s","Raft State":"leader"}]`, leader), nil
+		case step == "inspect -f {{json .NetworkSettings.Networks}} bbbbbbbbbbbb2":
+			steps = append(steps, "docker "+step)
+			return []byte(`{"oncepay_default":{"Aliases":["oncepay-rabbitmq-2-1","rabbitmq-2","bbbbbbbbbbbb"]}}`), nil
+		case args[0] == "inspect":
+			return []byte("healthy\n"), nil
+		case args[0] == "network" && args[1] == "disconnect":
+			cut = true
+		case args[0] == "network" && args[1] == "connect":
+			cut = false
+		}
+		steps = append(steps, "docker "+step)
+		return nil, nil
+	}
+	c, err := d.partitionQueueLeader(context.Background(), fakeFailover(dockerNodes{d}), fault.ChargeQueue, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"docker inspect -f {{json .NetworkSettings.Networks}} bbbbbbbbbbbb2",
+		"docker network disconnect oncepay_default bbbbbbbbbbbb2",
+		"docker network connect --alias oncepay-rabbitmq-2-1 --alias rabbitmq-2 oncepay_default bbbbbbbbbbbb2",
+	}
+	if diff := cmp.Diff(want, steps); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+	if c.Node != "rabbitmq-2" || c.RefusedMS != 0 || !strings.Contains(c.Detail, "cut off for 20s; new leader rabbitmq-3") {
+		t.Errorf("cost = %+v, want rabbitmq-2 cut off, rabbitmq-3 the new leader at once", c)
+	}
+}

@@ -124,6 +124,21 @@ func TestNetworkKindsAreLocalOnly(t *testing.T) {
 
 func TestHAMatrixHoldsTheFailoverKinds(t *testing.T) {
 	t.Parallel()
+	for _, rt := range []string{"local", "compose"} {
+		steps, _, err := fault.MatrixPlan(fault.MatrixConfig{Runtime: rt, Topology: "ha", APIs: apis, Workers: workers, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]bool{}
+		for _, s := range steps {
+			got[s.Kind] = true
+		}
+		for _, k := range []string{"failover-redis", "migrate-slot", "kill-rabbitmq-leader", "partition-rabbitmq"} {
+			if !got[k] {
+				t.Errorf("%s: ha matrix lacks %s: %v", rt, k, steps)
+			}
+		}
+	}
 	steps, _, err := fault.MatrixPlan(fault.MatrixConfig{Runtime: "local", Topology: "ha", APIs: apis, Workers: workers, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -131,11 +146,6 @@ func TestHAMatrixHoldsTheFailoverKinds(t *testing.T) {
 	got := map[string]bool{}
 	for _, s := range steps {
 		got[s.Kind] = true
-	}
-	for _, k := range []string{"failover-redis", "migrate-slot", "kill-rabbitmq-leader", "partition-rabbitmq"} {
-		if !got[k] {
-			t.Errorf("ha matrix lacks %s: %v", k, steps)
-		}
 	}
 	// the one Redis and the one RabbitMQ do not exist in ha
 	for _, k := range []string{"restart-redis", "kill-redis", "flush-redis", "restart-rabbitmq", "kill-rabbitmq", "partition-redis"} {
