@@ -406,9 +406,18 @@ echo "keys still left in the slots after 20 rounds"; exit 1`, slot, last, host, 
 }
 
 // quorumMember is one row of `rabbitmq-queues quorum_status --formatter json`.
+// Its "Raft State" is a string ("leader", "follower") for a member that
+// answered and a list (["nodedown","rabbit@..."]) for one that did not:
+// kept raw, so that a down member does not spoil the others' rows.
 type quorumMember struct {
-	Node  string `json:"Node Name"`
-	State string `json:"Raft State"`
+	Node  string          `json:"Node Name"`
+	State json.RawMessage `json:"Raft State"`
+}
+
+// leads reports whether the member is the queue's leader.
+func (m quorumMember) leads() bool {
+	var s string
+	return json.Unmarshal(m.State, &s) == nil && s == "leader"
 }
 
 // queueLeader returns the node of nodes leading quorum queue q, asking
@@ -430,7 +439,7 @@ func (f *failover) queueLeader(ctx context.Context, nodes []node, q, skip string
 			continue
 		}
 		for _, m := range members {
-			if m.State != "leader" {
+			if !m.leads() {
 				continue
 			}
 			// rabbit@<host>[.<domain>]

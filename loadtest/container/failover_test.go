@@ -93,11 +93,18 @@ func (c *fakeCluster) exec(ctx context.Context, service string, n node, argv ...
 		if c.killed[c.leaderName()] && c.leaderLooks <= 0 {
 			c.leader = "p-rabbitmq-2"
 		}
+		// a member that is down has a list for its state, as rabbitmq-queues prints it
+		var down string
+		for name, d := range c.isDown {
+			if d && strings.Contains(name, "rabbitmq") {
+				down += `,{"Node Name":"rabbit@` + name + `.h.ns.svc.cluster.local","Raft State":["nodedown","rabbit@` + name + `.h.ns.svc.cluster.local"]}`
+			}
+		}
 		if c.killed[c.leaderName()] {
-			return []byte(`[{"Node Name":"rabbit@p-rabbitmq-0.h.ns.svc.cluster.local","Raft State":"follower"}]`), nil
+			return []byte(`[{"Node Name":"rabbit@p-rabbitmq-0.h.ns.svc.cluster.local","Raft State":"follower"}` + down + `]`), nil
 		}
 		return []byte(`[{"Node Name":"rabbit@p-rabbitmq-0.h.ns.svc.cluster.local","Raft State":"follower"},` +
-			`{"Node Name":"rabbit@` + c.leader + `.h.ns.svc.cluster.local","Raft State":"leader"}]`), nil
+			`{"Node Name":"rabbit@` + c.leader + `.h.ns.svc.cluster.local","Raft State":"leader"}` + down + `]`), nil
 	}
 	if len(argv) < 3 || argv[0] != "timeout" || argv[2] != "redis-cli" {
 		return nil, fmt.Errorf("unexpected %q", argv)
