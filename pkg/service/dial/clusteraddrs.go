@@ -13,15 +13,15 @@ import (
 // ParseClusterAddrs parses a node-address map (REDIS_CLUSTER_ADDRS), a
 // comma-separated list of announced=dialled pairs of host:port, e.g.
 // "redis-2:6379=127.0.0.1:26382,redis-3:6379=127.0.0.1:26383", into
-// RedisTuning.ClusterAddrs. "" is an empty map. Every side must be a
+// RedisTuning.ClusterAddrs. "" is a nil map (no node mapped). Every side must be a
 // host:port with a port; an announced address may appear once. The error
 // names the pair by its position (the map holds no credentials, but it
 // is read like the URLs).
 func ParseClusterAddrs(s string) (map[string]string, error) {
-	m := map[string]string{}
 	if strings.TrimSpace(s) == "" {
-		return m, nil
+		return nil, nil
 	}
+	m := map[string]string{}
 	for i, pair := range strings.Split(s, ",") {
 		from, to, ok := strings.Cut(strings.TrimSpace(pair), "=")
 		if !ok {

@@ -18,7 +18,7 @@ func TestParseClusterAddrs(t *testing.T) {
 		want map[string]string
 		err  string
 	}{
-		{"", map[string]string{}, ""},
+		{"", nil, ""},
 		{"redis:6379=127.0.0.1:26379, redis-2:6379=127.0.0.1:26382",
 			map[string]string{"redis:6379": "127.0.0.1:26379", "redis-2:6379": "127.0.0.1:26382"}, ""},
 		{"redis:6379", nil, "pair 1: want announced-host:port=dial-host:port"},
