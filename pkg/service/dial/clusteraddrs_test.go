@@ -76,16 +76,16 @@ func TestClusterAddrsReachAnnouncedNames(t *testing.T) {
 		names[host+":"+port] = n.Addr()
 		seeds = append(seeds, host+":"+port)
 	}
-	// every node's CLUSTER SLOTS names the others by their hostnames once
-	// the gossip has carried them
+	// every node names the others by their hostnames (the endpoint that
+	// CLUSTER SLOTS and the redirects give) once the gossip has carried them
 	deadline := time.Now().Add(20 * time.Second)
 	for _, n := range c.Nodes {
 		for {
-			slots, err := n.Client().ClusterSlots(ctx).Result()
-			ok := err == nil && len(slots) == 3
-			for _, s := range slots {
+			shards, err := n.Client().ClusterShards(ctx).Result()
+			ok := err == nil && len(shards) == 3
+			for _, s := range shards {
 				for _, sn := range s.Nodes {
-					if _, known := names[sn.Addr]; !known {
+					if _, known := names[sn.Endpoint+":"+strconv.FormatInt(sn.Port, 10)]; !known {
 						ok = false
 					}
 				}
@@ -94,7 +94,7 @@ func TestClusterAddrsReachAnnouncedNames(t *testing.T) {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("CLUSTER SLOTS on %s does not name every node by hostname: %v %v", n.Addr(), slots, err)
+				t.Fatalf("CLUSTER SHARDS on %s does not name every node by hostname: %v %v", n.Addr(), shards, err)
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
