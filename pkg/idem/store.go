@@ -24,7 +24,9 @@ type Config struct {
 	// lease; a Margin not shorter than Lease takes the default.
 	Margin time.Duration
 	// Retention is the minimum TTL of the operation's hash, raised on Begin
-	// and Complete, never shortened. Default 24h.
+	// (to Lease + Retention, so that a Complete within the lease need not
+	// write it again) and on Complete (to Retention), never shortened.
+	// Default 24h.
 	Retention time.Duration
 	// Timeout bounds every Redis call, so that a dead Redis cannot hang a
 	// caller. Default 1s. The go-redis client should have
