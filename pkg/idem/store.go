@@ -52,6 +52,7 @@ type Store struct {
 	cfg                              Config
 	pipe                             *pipe // nil: every call on its own
 	begin, complete, release, extend script
+	leaseArg, retentionArg           any // the lease and retention in ms, boxed once
 }
 
 // New returns a Store on rdb (a *redis.Client, *redis.ClusterClient or
@@ -78,6 +79,7 @@ func New(rdb redis.Scripter, cfg Config) *Store {
 		release:  newScript(lua.Release()),
 		extend:   newScript(lua.Extend()),
 	}
+	s.leaseArg, s.retentionArg = cfg.Lease.Milliseconds(), cfg.Retention.Milliseconds()
 	if p, ok := rdb.(pipeliner); ok && !cfg.Unbatched {
 		s.pipe = &pipe{rdb: p, timeout: cfg.Timeout}
 	}
@@ -147,13 +149,14 @@ func (s *Store) Begin(ctx context.Context, k Key, stage, fingerprint string) (Cl
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	sent := time.Now() // at or before the send: the lease's deadline counts from it
-	reply, err := s.eval(ctx, s.begin, k.String(),
-		stage, owner, fingerprint, s.cfg.Lease.Milliseconds(), s.cfg.Retention.Milliseconds())
+	var key any = k.String()
+	a := append(evalArgs(s.begin, key, 5), stage, owner, fingerprint, s.leaseArg, s.retentionArg)
+	reply, err := s.eval(ctx, s.begin, a)
 	res, ok := reply.([]any)
 	if err == nil && !ok {
 		err = fmt.Errorf("unexpected reply %v", reply)
 	}
-	claim, err := s.parseBegin(k, stage, owner, res, err)
+	claim, err := s.parseBegin(k, key, stage, owner, res, err)
 	if claim.Lease != nil {
 		claim.Lease.sent = sent
 	}
@@ -161,7 +164,7 @@ func (s *Store) Begin(ctx context.Context, k Key, stage, fingerprint string) (Cl
 	return claim, err
 }
 
-func (s *Store) parseBegin(k Key, stage, owner string, res []any, err error) (Claim, error) {
+func (s *Store) parseBegin(k Key, key any, stage, owner string, res []any, err error) (Claim, error) {
 	if err != nil {
 		return Claim{}, unavailable("begin", k, err)
 	}
@@ -177,7 +180,7 @@ func (s *Store) parseBegin(k Key, stage, owner string, res []any, err error) (Cl
 			Attempt:  attempt,
 			TakeOver: toInt(res[2]) == 1,
 			Lease: &Lease{
-				store: s, key: k, stage: stage, owner: owner, attempt: attempt,
+				store: s, key: k, keyArg: key, stage: stage, owner: owner, attempt: attempt,
 				expires: time.UnixMilli(toInt(res[3])),
 			},
 		}, nil
