@@ -5,7 +5,11 @@
 -- ARGV[2]  owner token of the caller (random, unique per attempt)
 -- ARGV[3]  request fingerprint
 -- ARGV[4]  lease in milliseconds
--- ARGV[5]  retention in milliseconds (minimum key TTL)
+-- ARGV[5]  retention in milliseconds: on ACQUIRED the key TTL is raised to
+--          at least lease + retention, so that it outlives the new lease by
+--          the retention and a complete within the lease finds it long
+--          enough (its PEXPIRE GT is then a no-op: one write, no MULTI/EXEC
+--          in the AOF and replication stream)
 --
 -- Returns one of
 --   {"ACQUIRED", attempt, takeover, lease_expires_ms}
@@ -51,9 +55,10 @@ redis.call('HSET', KEYS[1],
   s .. ':fp', ARGV[3],
   s .. ':lease', expires,
   s .. ':attempt', attempt)
--- Raise the key TTL to at least the retention: NX sets it on a key without
--- one (a new operation: one command), GT raises a shorter one.
-if redis.call('PEXPIRE', KEYS[1], ARGV[5], 'NX') == 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[5], 'GT')
+-- Raise the key TTL to at least lease + retention: NX sets it on a key
+-- without one (a new operation: one command), GT raises a shorter one.
+local ttl = tonumber(ARGV[4]) + tonumber(ARGV[5])
+if redis.call('PEXPIRE', KEYS[1], ttl, 'NX') == 0 then
+  redis.call('PEXPIRE', KEYS[1], ttl, 'GT')
 end
 return {'ACQUIRED', attempt, takeover, expires}

@@ -5,7 +5,9 @@
 -- ARGV[2]  owner token returned with ACQUIRED
 -- ARGV[3]  result (opaque bytes; replayed byte for byte by begin)
 -- ARGV[4]  retention in milliseconds (the key TTL is raised to at least this;
---          PEXPIRE GT, Redis 7.0 or later: a key without a TTL keeps none)
+--          PEXPIRE GT, Redis 7.0 or later: a key without a TTL keeps none).
+--          begin set it to lease + retention, so within the lease this is a
+--          no-op that writes nothing; after the lease ran out it raises it.
 -- ARGV[5]  optional fingerprint: when given, it replaces the stage's <s>:fp,
 --          so that begin replays the result to requests with this fingerprint
 --          and answers MISMATCH to every other, the caller's own included.

@@ -17,7 +17,7 @@ import "context"
 // fails; nil when called again after success. One Redis round trip
 // (complete.lua with its optional fingerprint argument).
 func (l *Lease) CompleteAs(ctx context.Context, fingerprint string, result []byte) error {
-	err := l.run(ctx, OpComplete, l.store.complete, result, l.store.cfg.Retention.Milliseconds(), fingerprint)
+	err := l.run(ctx, OpComplete, l.store.complete, result, l.store.retentionArg, fingerprint)
 	if err == nil {
 		l.ended.Store(true)
 	}

@@ -20,7 +20,8 @@
 // A stale owner, whose lease ran out and was taken over, gets ErrLost from
 // Complete, Release and Extend and never overwrites the newer owner's result.
 // Leases are expiry timestamps from Redis TIME, not key TTLs; the key TTL is
-// the retention (default 24 h).
+// at least the retention (default 24 h): Begin sets lease + retention, so a
+// Complete within the lease leaves it as it is.
 //
 // A holder stops before its lease can end, not after: its deadline
 // (Lease.Deadline) is the send time of its last successful Begin or Extend

@@ -15,6 +15,7 @@ import (
 type Lease struct {
 	store   *Store
 	key     Key
+	keyArg  any // key.String(), boxed once for the script calls
 	stage   string
 	owner   string
 	attempt int
@@ -72,7 +73,7 @@ func holdDeadline(sent time.Time, lease, margin time.Duration) time.Time {
 // the stage stays PENDING. Calling it again after success returns nil. One
 // Redis round trip.
 func (l *Lease) Complete(ctx context.Context, result []byte) error {
-	err := l.run(ctx, OpComplete, l.store.complete, result, l.store.cfg.Retention.Milliseconds())
+	err := l.run(ctx, OpComplete, l.store.complete, result, l.store.retentionArg)
 	if err == nil {
 		l.ended.Store(true)
 	}
@@ -96,14 +97,15 @@ func (l *Lease) Release(ctx context.Context) error {
 // margin. It returns ErrLost when the caller no longer owns the stage and
 // ErrUnavailable when Redis fails (ErrFull when it is out of memory).
 func (l *Lease) Extend(ctx context.Context) error {
-	return l.run(ctx, OpExtend, l.store.extend, l.store.cfg.Lease.Milliseconds())
+	return l.run(ctx, OpExtend, l.store.extend, l.store.leaseArg)
 }
 
 func (l *Lease) run(ctx context.Context, op Op, sc script, args ...any) error {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, l.store.cfg.Timeout)
 	defer cancel()
-	res, err := l.store.eval(ctx, sc, l.key.String(), append([]any{l.stage, l.owner}, args...)...)
+	a := append(evalArgs(sc, l.keyArg, 2+len(args)), l.stage, l.owner)
+	res, err := l.store.eval(ctx, sc, append(a, args...))
 	switch {
 	case err != nil:
 		err = unavailable(string(op), l.key, err)

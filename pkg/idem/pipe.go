@@ -2,6 +2,7 @@ package idem
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -120,32 +121,41 @@ func (p *pipe) send(batch []*call) {
 }
 
 // script is one boundary script: its SHA1 for EVALSHA and its source for
-// the EVAL that loads it when Redis answers NOSCRIPT.
+// the EVAL that loads it when Redis answers NOSCRIPT, each also held as an
+// any so that building a command line does not box them again.
 type script struct {
 	*redis.Script
-	src string
+	src             string
+	hashArg, srcArg any
 }
 
 func newScript(src string) script {
-	return script{Script: redis.NewScript(src), src: src}
+	sc := script{Script: redis.NewScript(src), src: src}
+	sc.hashArg, sc.srcArg = sc.Hash(), src
+	return sc
 }
 
-// eval runs sc on key through the store's pipe, or on its own when the
-// store does not batch, with EVALSHA and, on NOSCRIPT, EVAL (what
-// redis.Script.Run does).
-func (s *Store) eval(ctx context.Context, sc script, key string, args ...any) (any, error) {
+// evalArgs returns the command line EVALSHA <sc> 1 <key>, with room for n
+// script arguments to be appended. key is the key's string, boxed.
+func evalArgs(sc script, key any, n int) []any {
+	a := make([]any, 4, 4+n)
+	a[0], a[1], a[2], a[3] = "evalsha", sc.hashArg, 1, key
+	return a
+}
+
+// eval runs the command line a (from evalArgs, arguments appended) through
+// the store's pipe, or on its own when the store does not batch, with
+// EVALSHA and, on NOSCRIPT, EVAL (what redis.Script.Run does).
+func (s *Store) eval(ctx context.Context, sc script, a []any) (any, error) {
 	if s.pipe == nil {
-		return sc.Run(ctx, s.rdb, []string{key}, args...).Result()
+		key, _ := a[3].(string)
+		return sc.Run(ctx, s.rdb, []string{key}, a[4:]...).Result()
 	}
-	res, err := s.pipe.do(ctx, evalCmd(ctx, "evalsha", sc.Hash(), key, args))
-	if redis.HasErrorPrefix(err, "NOSCRIPT") {
-		return s.pipe.do(ctx, evalCmd(ctx, "eval", sc.src, key, args))
+	res, err := s.pipe.do(ctx, redis.NewCmd(ctx, a...))
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		b := slices.Clone(a)
+		b[0], b[1] = "eval", sc.srcArg
+		return s.pipe.do(ctx, redis.NewCmd(ctx, b...))
 	}
 	return res, err
-}
-
-func evalCmd(ctx context.Context, name, script, key string, args []any) *redis.Cmd {
-	a := make([]any, 0, 4+len(args))
-	a = append(a, name, script, 1, key)
-	return redis.NewCmd(ctx, append(a, args...)...)
 }

@@ -182,3 +182,28 @@ func TestNoScriptLoadsThroughThePipe(t *testing.T) {
 		t.Fatalf("Complete: %v", err)
 	}
 }
+
+// TestQueuedCallEndsAtTheTimeout: a call whose context has no deadline,
+// queued behind a batch that hangs, still returns at Config.Timeout.
+func TestQueuedCallEndsAtTheTimeout(t *testing.T) {
+	t.Parallel()
+	const timeout = 100 * time.Millisecond
+	s, g := gatedStore(t, Config{Lease: 10 * time.Second, Timeout: timeout})
+	k, err := NewKey("m", testenv.Name(t, "pipe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader := make(chan error, 1)
+	go func() { _, err := s.Begin(context.Background(), k, "api", "fp"); leader <- err }()
+	<-g.entered
+	defer func() { close(g.release); <-leader }()
+
+	start := time.Now()
+	_, err = s.Begin(context.Background(), k, "api", "fp")
+	if took := time.Since(start); took > 5*timeout {
+		t.Errorf("queued Begin returned after %v, want about the %v timeout", took, timeout)
+	}
+	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("queued Begin: err = %v, want ErrUnavailable wrapping context.DeadlineExceeded", err)
+	}
+}

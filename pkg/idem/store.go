@@ -24,7 +24,9 @@ type Config struct {
 	// lease; a Margin not shorter than Lease takes the default.
 	Margin time.Duration
 	// Retention is the minimum TTL of the operation's hash, raised on Begin
-	// and Complete, never shortened. Default 24h.
+	// (to Lease + Retention, so that a Complete within the lease need not
+	// write it again) and on Complete (to Retention), never shortened.
+	// Default 24h.
 	Retention time.Duration
 	// Timeout bounds every Redis call, so that a dead Redis cannot hang a
 	// caller. Default 1s. The go-redis client should have
@@ -50,6 +52,7 @@ type Store struct {
 	cfg                              Config
 	pipe                             *pipe // nil: every call on its own
 	begin, complete, release, extend script
+	leaseArg, retentionArg           any // the lease and retention in ms, boxed once
 }
 
 // New returns a Store on rdb (a *redis.Client, *redis.ClusterClient or
@@ -76,6 +79,7 @@ func New(rdb redis.Scripter, cfg Config) *Store {
 		release:  newScript(lua.Release()),
 		extend:   newScript(lua.Extend()),
 	}
+	s.leaseArg, s.retentionArg = cfg.Lease.Milliseconds(), cfg.Retention.Milliseconds()
 	if p, ok := rdb.(pipeliner); ok && !cfg.Unbatched {
 		s.pipe = &pipe{rdb: p, timeout: cfg.Timeout}
 	}
@@ -145,13 +149,14 @@ func (s *Store) Begin(ctx context.Context, k Key, stage, fingerprint string) (Cl
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	sent := time.Now() // at or before the send: the lease's deadline counts from it
-	reply, err := s.eval(ctx, s.begin, k.String(),
-		stage, owner, fingerprint, s.cfg.Lease.Milliseconds(), s.cfg.Retention.Milliseconds())
+	var key any = k.String()
+	a := append(evalArgs(s.begin, key, 5), stage, owner, fingerprint, s.leaseArg, s.retentionArg)
+	reply, err := s.eval(ctx, s.begin, a)
 	res, ok := reply.([]any)
 	if err == nil && !ok {
 		err = fmt.Errorf("unexpected reply %v", reply)
 	}
-	claim, err := s.parseBegin(k, stage, owner, res, err)
+	claim, err := s.parseBegin(k, key, stage, owner, res, err)
 	if claim.Lease != nil {
 		claim.Lease.sent = sent
 	}
@@ -159,7 +164,7 @@ func (s *Store) Begin(ctx context.Context, k Key, stage, fingerprint string) (Cl
 	return claim, err
 }
 
-func (s *Store) parseBegin(k Key, stage, owner string, res []any, err error) (Claim, error) {
+func (s *Store) parseBegin(k Key, key any, stage, owner string, res []any, err error) (Claim, error) {
 	if err != nil {
 		return Claim{}, unavailable("begin", k, err)
 	}
@@ -175,7 +180,7 @@ func (s *Store) parseBegin(k Key, stage, owner string, res []any, err error) (Cl
 			Attempt:  attempt,
 			TakeOver: toInt(res[2]) == 1,
 			Lease: &Lease{
-				store: s, key: k, stage: stage, owner: owner, attempt: attempt,
+				store: s, key: k, keyArg: key, stage: stage, owner: owner, attempt: attempt,
 				expires: time.UnixMilli(toInt(res[3])),
 			},
 		}, nil

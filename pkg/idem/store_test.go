@@ -71,8 +71,10 @@ func TestReplayIsByteExactAndRetained(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ttl < retention-time.Minute || ttl > retention {
-		t.Errorf("TTL after complete = %s, want about %s", ttl, retention)
+	// Begin set lease + retention (the default 30s lease); Complete within
+	// the lease leaves it.
+	if ttl < retention-time.Minute || ttl > retention+30*time.Second {
+		t.Errorf("TTL after complete = %s, want about %s + the 30s lease", ttl, retention)
 	}
 	for range 3 {
 		r := begin(t, s, k, "api", "fp")
@@ -307,5 +309,48 @@ func TestCompleteRaisesTheTTLNeverShortensIt(t *testing.T) {
 	}
 	if got := ttl(k); got < 3*time.Hour-time.Minute {
 		t.Errorf("TTL after a 3h Complete = %s, want about 3h", got)
+	}
+}
+
+// TestBeginTTLCoversTheLease: Begin raises the key's TTL to lease +
+// retention, so a Complete within the lease leaves the expiry as it is (its
+// PEXPIRE GT writes nothing), and a Complete after the lease ran out (no
+// takeover) still raises it to the retention.
+func TestBeginTTLCoversTheLease(t *testing.T) {
+	t.Parallel()
+	const lease, retention = 300 * time.Millisecond, time.Hour
+	s, rdb := newStore(t, idem.Config{Lease: lease, Retention: retention})
+	ctx := context.Background()
+	expireAt := func(k idem.Key) time.Time {
+		t.Helper()
+		d, err := rdb.PExpireTime(ctx, k.String()).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return time.UnixMilli(d.Milliseconds())
+	}
+
+	k := newKey(t)
+	c := begin(t, s, k, "api", "fp")
+	at := expireAt(k)
+	if want := c.Lease.Expires().Add(retention); at.Before(want) {
+		t.Errorf("expiry after Begin = %s, want at least the lease's end + retention, %s", at, want)
+	}
+	if err := c.Lease.Complete(ctx, []byte("r")); err != nil {
+		t.Fatal(err)
+	}
+	if got := expireAt(k); !got.Equal(at) {
+		t.Errorf("expiry after Complete within the lease = %s, want unchanged %s", got, at)
+	}
+
+	late := newKey(t)
+	c = begin(t, s, late, "api", "fp")
+	time.Sleep(2 * lease)
+	before := expireAt(late)
+	if err := c.Lease.Complete(ctx, []byte("r")); err != nil {
+		t.Fatal(err)
+	}
+	if got := expireAt(late); !got.After(before) || time.Until(got) < retention-time.Minute {
+		t.Errorf("expiry after a late Complete = %s (was %s), want raised to about now + %s", got, before, retention)
 	}
 }
