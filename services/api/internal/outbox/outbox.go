@@ -39,7 +39,7 @@ type Config struct {
 	// MarkLinger is how long the marking goroutine waits before each
 	// marking UPDATE, so that one statement (one commit) marks the rows
 	// confirmed meanwhile. Nothing waits for the mark but Wait: the
-	// request has its confirm already. Default 20ms; it must stay well
+	// request has its confirm already. Default 50ms; it must stay well
 	// below RelayAge, or the relay publishes rows again that are only
 	// waiting to be marked.
 	MarkLinger time.Duration
@@ -85,7 +85,7 @@ func New(pool *pgxpool.Pool, pub *Publisher, m *metrics.Metrics, log *slog.Logge
 		cfg.SweepLimit = 3
 	}
 	if cfg.MarkLinger <= 0 {
-		cfg.MarkLinger = 20 * time.Millisecond
+		cfg.MarkLinger = 50 * time.Millisecond
 	}
 	return &Outbox{pool: pool, pub: pub, metrics: m, log: log, cfg: cfg}
 }
