@@ -40,6 +40,7 @@ func Markdown(w io.Writer, r *results.Results) {
 	fmt.Fprintf(w, "Took %s; quick mode: %v; commit %s.\n\n", r.Elapsed.Round(1e9), r.Quick, r.Commit)
 	fmt.Fprint(w, "## Targets\n\n")
 	targets(w, r)
+	costs(w, r)
 	machine(w, r)
 	goBench(w, r)
 	e2e(w, r)
@@ -58,6 +59,26 @@ func targets(w io.Writer, r *results.Results) {
 	fmt.Fprint(w, "| target | goal | measured | |\n|---|---|---|---|\n")
 	for _, t := range r.Targets() {
 		fmt.Fprintf(w, "| %s | %s | %s | **%s** |\n", t.Name, t.Goal, cmp.Or(t.Measured, "–"), t.Status())
+	}
+}
+
+// costs explains target 4b when it is not met: each copy's CPU per charged
+// payment by process group, and its Postgres commits per payment, in the
+// run the target reports.
+func costs(w io.Writer, r *results.Results) {
+	if !slices.ContainsFunc(r.Targets(), func(t results.Target) bool {
+		return strings.HasPrefix(t.Name, "4b.") && t.Known && !t.Met
+	}) {
+		return
+	}
+	fmt.Fprint(w, "\n### Where 4b's CPU goes\n\nCPU per charged payment (ms) by process group, in the sustained run that 4b reports:\n\n")
+	fmt.Fprint(w, "| copy | offered /s | run | total ms | Postgres commits per payment | by group, ms |\n|---|---:|---|---:|---:|---|\n")
+	for _, c := range r.Costs() {
+		groups := make([]string, len(c.Groups))
+		for i, g := range c.Groups {
+			groups[i] = fmt.Sprintf("%s %.2f", g.Name, g.MS)
+		}
+		fmt.Fprintf(w, "| %s | %.0f | %s | %.2f | %.2f | %s |\n", c.Copy, c.Rate, c.Which, c.MS, c.PGCommits, strings.Join(groups, ", "))
 	}
 }
 

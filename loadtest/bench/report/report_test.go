@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oncepay/oncepay/loadtest/bench/cpu"
 	"github.com/oncepay/oncepay/loadtest/bench/report"
 	"github.com/oncepay/oncepay/loadtest/bench/results"
 )
@@ -50,5 +51,33 @@ func TestWriteRendersTablesAndPlots(t *testing.T) {
 		if fi, err := os.Stat(filepath.Join(dir, png)); err != nil || fi.Size() == 0 {
 			t.Errorf("%s: %v", png, err)
 		}
+	}
+}
+
+// TestReportExplainsUnmetCPUTarget: when 4b is not met, report.md breaks
+// its CPU per payment down by process group, with the commits per
+// payment; when it is met, it does not.
+func TestReportExplainsUnmetCPUTarget(t *testing.T) {
+	t.Parallel()
+	run := func(busy float64) *results.Results {
+		// 10 s, 1000 charged: 10 ms per core.
+		usage := cpu.Usage{MachineBusy: busy, Cores: map[string]float64{"api": 0.06, "postgres": busy - 0.06 - 0.04, "psp": 0.04}}
+		s := results.Sustained{Rate: 100, OK: true, Charged: 1000, PSPDB: 0.01, PGCommits: 4.07, Phase: results.Phase{CPU: usage}}
+		return &results.Results{Settings: results.Settings{SustainSeconds: 10},
+			E2E: &results.E2E{OffHonoured: true, Sustained: []results.Sustained{s}, SustainedOff: []results.Sustained{s}}}
+	}
+	var md strings.Builder
+	report.Markdown(&md, run(0.4)) // 4.0 ms: not met
+	for _, want := range []string{"### Where 4b's CPU goes",
+		"| boundary on | 100 | the highest held | 4.00 | 4.07 | postgres 2.90, api 0.60, psp 0.40, psp's database 0.10 |",
+		"| boundary off | 100 |"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md.String())
+		}
+	}
+	md.Reset()
+	report.Markdown(&md, run(0.3)) // 3.0 ms: met
+	if strings.Contains(md.String(), "Where 4b's CPU goes") {
+		t.Errorf("report.md explains a met target:\n%s", md.String())
 	}
 }

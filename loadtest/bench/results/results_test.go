@@ -1,6 +1,7 @@
 package results_test
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -171,5 +172,40 @@ func TestLatencyTargetUsesPairedSlices(t *testing.T) {
 		if tt.Name[:2] == "1." && (tt.Value < 1-1e-9 || tt.Value > 1+1e-9 || tt.Status() != "met") {
 			t.Errorf("%s = %v (%s), want 1 (met)", tt.Name, tt.Value, tt.Status())
 		}
+	}
+}
+
+func TestCosts(t *testing.T) {
+	t.Parallel()
+	// 10 s, 1000 charged: 10 ms per core. The postgres group holds the
+	// psp's database backends (0.02 cores), reported apart.
+	usage := cpu.Usage{MachineBusy: 0.5, Others: 0.05, Cores: map[string]float64{
+		"api": 0.1, "worker": 0.1, "postgres": 0.15, "psp": 0.05, "k6": 0.05}}
+	r := &results.Results{
+		Settings: results.Settings{SustainSeconds: 10},
+		E2E: &results.E2E{
+			Sustained: []results.Sustained{{Rate: 600}, {Rate: 400, OK: true, Charged: 1000, PSPDB: 0.02, PGCommits: 4.1,
+				Phase: results.Phase{CPU: usage}}},
+		},
+	}
+	costs := r.Costs()
+	if len(costs) != 1 {
+		t.Fatalf("%d costs, want 1 (no runs without the boundary)", len(costs))
+	}
+	c := costs[0]
+	if c.Copy != "boundary on" || c.Rate != 400 || c.Which != "the highest held" || c.PGCommits != 4.1 {
+		t.Errorf("cost = %+v, want boundary on, 400/s, the highest held, 4.1 commits", c)
+	}
+	want := []results.GroupCost{{Name: "postgres", MS: 1.3}, {Name: "api", MS: 1}, {Name: "worker", MS: 1}, {Name: "k6", MS: 0.5}, {Name: "psp", MS: 0.5}, {Name: "psp's database", MS: 0.2}}
+	sum := 0.0
+	for i, g := range c.Groups {
+		sum += g.MS
+		if i >= len(want) || g.Name != want[i].Name || math.Abs(g.MS-want[i].MS) > 1e-9 {
+			t.Errorf("groups = %v, want %v", c.Groups, want)
+			break
+		}
+	}
+	if math.Abs(sum-c.MS) > 1e-9 || math.Abs(c.MS-4.5) > 1e-9 {
+		t.Errorf("groups add up to %v, total %v; want both 4.5", sum, c.MS)
 	}
 }

@@ -163,3 +163,59 @@ func HeldFailed(ss []Sustained) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// Cost is where the CPU of the sustained run that target 4b reports went,
+// for one copy of the pipeline.
+type Cost struct {
+	Copy      string  // "boundary on" or "boundary off"
+	Rate      float64 // payments/s offered
+	Which     string  // "the highest held" or "none held, the lowest tried"
+	MS        float64 // CPU per charged payment, ms
+	PGCommits float64 // Postgres commits per payment
+	// Groups is each process group's CPU per charged payment (ms), largest
+	// first; "postgres" leaves out the psp's database backends, which are
+	// "psp's database". They add up to MS.
+	Groups []GroupCost
+}
+
+// GroupCost is one process group's CPU per charged payment.
+type GroupCost struct {
+	Name string
+	MS   float64
+}
+
+// Costs returns, for each copy that has sustained runs (with the boundary
+// first), the breakdown of the run target 4b reports; nil without them.
+func (r *Results) Costs() []Cost {
+	e := r.E2E
+	if e == nil {
+		return nil
+	}
+	secs := float64(r.Settings.SustainSeconds)
+	var out []Cost
+	for _, c := range []struct {
+		name string
+		ss   []Sustained
+	}{{"boundary on", e.Sustained}, {"boundary off", e.SustainedOff}} {
+		if len(c.ss) == 0 {
+			continue
+		}
+		s, which := costRun(c.ss)
+		cost := Cost{Copy: c.name, Rate: s.Rate, Which: which, MS: s.CPUPerCharged(secs, false), PGCommits: s.PGCommits}
+		if s.Charged > 0 {
+			perPayment := secs * 1000 / float64(s.Charged)
+			for name, cores := range s.Phase.CPU.Cores {
+				if name == "postgres" {
+					cores -= s.PSPDB
+				}
+				cost.Groups = append(cost.Groups, GroupCost{name, cores * perPayment})
+			}
+			cost.Groups = append(cost.Groups, GroupCost{"psp's database", s.PSPDB * perPayment})
+			slices.SortFunc(cost.Groups, func(a, b GroupCost) int {
+				return cmp.Or(cmp.Compare(b.MS, a.MS), strings.Compare(a.Name, b.Name))
+			})
+		}
+		out = append(out, cost)
+	}
+	return out
+}

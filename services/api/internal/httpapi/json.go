@@ -63,9 +63,115 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
 // given more than once, in body order. encoding/json matches names
 // case-insensitively and keeps the last of duplicates, so without this
 // check {"amount":100,"Amount":200} would decode as 200 while its bytes say
-// both. A body that is not an object or not valid JSON gives no errors
-// here; the decoder reports it.
+// both. A body that is not an object gives no errors; a body that is not
+// valid JSON gives those of the members before the point where it fails;
+// the decoder reports the rest.
+//
+// A valid body (json.Valid, one pass without allocations) is walked
+// directly; any other goes through fieldNameErrorsTokens, which defines
+// the answer and gives the same one for valid bodies (FuzzFieldNameErrors).
 func fieldNameErrors(body []byte, names map[string]bool) []fieldError {
+	if !json.Valid(body) {
+		return fieldNameErrorsTokens(body, names)
+	}
+	i := skipSpace(body, 0)
+	if body[i] != '{' {
+		return nil
+	}
+	var errs []fieldError
+	var seen map[string]bool
+	for i = skipSpace(body, i+1); body[i] != '}'; {
+		end := stringEnd(body, i)
+		name := memberName(body[i:end])
+		switch {
+		case seen[name]:
+			errs = append(errs, fieldError{Field: name, Message: "given more than once"})
+		case !names[name]:
+			errs = append(errs, fieldError{Field: name, Message: unknownField(name, names)})
+		}
+		if seen == nil {
+			seen = make(map[string]bool, len(names))
+		}
+		seen[name] = true
+		i = skipSpace(body, skipValue(body, skipSpace(body, skipSpace(body, end)+1)))
+		if body[i] == ',' {
+			i = skipSpace(body, i+1)
+		}
+	}
+	return errs
+}
+
+// The helpers below walk a body that json.Valid accepted, so every index
+// they return is inside it.
+
+// skipSpace returns the index of the first byte at or after i that is not
+// JSON whitespace.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index just after the string that starts at b[i].
+func stringEnd(b []byte, i int) int {
+	for i++; b[i] != '"'; i++ {
+		if b[i] == '\\' {
+			i++
+		}
+	}
+	return i + 1
+}
+
+// skipValue returns the index just after the value that starts at b[i].
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for ; ; i++ {
+			switch b[i] {
+			case '"':
+				i = stringEnd(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+	}
+	for i < len(b) && !strings.ContainsRune(",}] \t\r\n", rune(b[i])) {
+		i++
+	}
+	return i
+}
+
+// memberName returns the name that the quoted string q spells, as
+// encoding/json decodes it: escapes resolved, invalid UTF-8 replaced.
+func memberName(q []byte) string {
+	if bytes.IndexByte(q, '\\') < 0 && !hasNonASCII(q) {
+		return string(q[1 : len(q)-1])
+	}
+	var s string
+	_ = json.Unmarshal(q, &s) // q is a valid JSON string
+	return s
+}
+
+func hasNonASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return true
+		}
+	}
+	return false
+}
+
+// fieldNameErrorsTokens is fieldNameErrors on json.Decoder's tokens: the
+// reference for bodies that are not valid JSON, and for the fuzz test.
+func fieldNameErrorsTokens(body []byte, names map[string]bool) []fieldError {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil

@@ -114,3 +114,39 @@ func histogram(t *testing.T, reg *prometheus.Registry, name string) (uint64, flo
 	t.Fatalf("no metric %s", name)
 	return 0, 0
 }
+
+// TestSendLingersBeforeMarking: rows confirmed one after the other within
+// MarkLinger are marked by one UPDATE (one commit), not one each.
+func TestSendLingersBeforeMarking(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := migrationstest.NewPool(t)
+	const n = 5
+	rows := make([]row, n)
+	for i := range rows {
+		rows[i] = row{id: fmt.Sprintf("pay_%02d", i), status: "pending"}
+	}
+	insertRows(t, pool, rows...)
+	msgs := outboxMessages(t, pool)
+	topo := testTopology(t, testenv.AMQPURL(t))
+	box, reg := newSweeper(t, pool, topo, outbox.Config{PublishTimeout: 5 * time.Second, MarkLinger: 2 * time.Second})
+	deliveries := bindAndConsume(t, testenv.AMQPURL(t), topo.Exchange)
+
+	for _, m := range msgs {
+		box.Send(ctx, m) // returns once the broker confirmed m
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := box.Wait(wctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := countRows(t, pool, `SELECT count(*) FROM outbox WHERE published_at IS NOT NULL AND attempts = 1`); got != n {
+		t.Errorf("after Wait %d rows marked published with one attempt, want %d", got, n)
+	}
+	if count, sum := histogram(t, reg, "outbox_mark_batch_rows"); count != 1 || sum != n {
+		t.Errorf("marking UPDATEs: %d marking %v rows, want 1 marking %d", count, sum, n)
+	}
+	if got := len(received(deliveries, 500*time.Millisecond)); got != n {
+		t.Errorf("%d messages arrived, want %d", got, n)
+	}
+}

@@ -35,6 +35,14 @@ type Config struct {
 	// SweepLimit is how often the sweeper publishes one payment's message
 	// again, at most. Default 3.
 	SweepLimit int
+
+	// MarkLinger is how long the marking goroutine waits before each
+	// marking UPDATE, so that one statement (one commit) marks the rows
+	// confirmed meanwhile. Nothing waits for the mark but Wait: the
+	// request has its confirm already. Default 50ms; it must stay well
+	// below RelayAge, or the relay publishes rows again that are only
+	// waiting to be marked.
+	MarkLinger time.Duration
 }
 
 // markTimeout bounds the UPDATE that records a publish attempt.
@@ -75,6 +83,9 @@ func New(pool *pgxpool.Pool, pub *Publisher, m *metrics.Metrics, log *slog.Logge
 	}
 	if cfg.SweepLimit <= 0 {
 		cfg.SweepLimit = 3
+	}
+	if cfg.MarkLinger <= 0 {
+		cfg.MarkLinger = 50 * time.Millisecond
 	}
 	return &Outbox{pool: pool, pub: pub, metrics: m, log: log, cfg: cfg}
 }
@@ -123,10 +134,11 @@ func (o *Outbox) Start(ctx context.Context, m Message) (wait func()) {
 }
 
 // markLater queues confirmed row id to be marked published. One goroutine
-// at a time marks the queue: it takes every id queued so far and marks them
-// with one UPDATE, then the ids that arrived while that UPDATE ran, and so
-// on until the queue is empty (group commit). A lone payment is marked at
-// once; under load one statement marks many. The caller must hold an
+// at a time marks the queue: it waits MarkLinger, takes every id queued so
+// far and marks them with one UPDATE, then waits again for the ids that
+// arrive meanwhile, and so on until the queue is empty (group commit). A
+// lone payment is marked MarkLinger after its confirm; under load one
+// statement marks many. The caller must hold an
 // inflight count, so that Wait also waits for the marking.
 func (o *Outbox) markLater(id int64) {
 	o.markMu.Lock()
@@ -148,6 +160,7 @@ func (o *Outbox) markLater(id int64) {
 func (o *Outbox) markBatches() {
 	defer o.inflight.Done()
 	for {
+		time.Sleep(o.cfg.MarkLinger)
 		o.markMu.Lock()
 		n := min(len(o.marks), maxMarkBatch)
 		if n == 0 {
