@@ -24,12 +24,7 @@ func TestSendMarksConfirmedRowsInBatches(t *testing.T) {
 	ctx := context.Background()
 	pool := migrationstest.NewPool(t)
 	const n = 30
-	rows := make([]row, n)
-	for i := range rows {
-		rows[i] = row{id: fmt.Sprintf("pay_%02d", i), status: "pending"}
-	}
-	insertRows(t, pool, rows...)
-	msgs := outboxMessages(t, pool)
+	msgs := pendingMessages(t, pool, n)
 	topo := testTopology(t, testenv.AMQPURL(t))
 	box, reg := newSweeper(t, pool, topo, outbox.Config{PublishTimeout: 5 * time.Second})
 	deliveries := bindAndConsume(t, testenv.AMQPURL(t), topo.Exchange)
@@ -72,6 +67,18 @@ func TestSendMarksConfirmedRowsInBatches(t *testing.T) {
 	if got := len(received(deliveries, 500*time.Millisecond)); got != n {
 		t.Errorf("%d messages arrived, want %d", got, n)
 	}
+}
+
+// pendingMessages inserts n pending payments pay_00, pay_01, … with their
+// outbox rows and returns the rows, oldest first.
+func pendingMessages(t *testing.T, pool *pgxpool.Pool, n int) []outbox.Message {
+	t.Helper()
+	rows := make([]row, n)
+	for i := range rows {
+		rows[i] = row{id: fmt.Sprintf("pay_%02d", i), status: "pending"}
+	}
+	insertRows(t, pool, rows...)
+	return outboxMessages(t, pool)
 }
 
 // outboxMessages returns every outbox row, oldest first.
@@ -122,12 +129,7 @@ func TestSendLingersBeforeMarking(t *testing.T) {
 	ctx := context.Background()
 	pool := migrationstest.NewPool(t)
 	const n = 5
-	rows := make([]row, n)
-	for i := range rows {
-		rows[i] = row{id: fmt.Sprintf("pay_%02d", i), status: "pending"}
-	}
-	insertRows(t, pool, rows...)
-	msgs := outboxMessages(t, pool)
+	msgs := pendingMessages(t, pool, n)
 	topo := testTopology(t, testenv.AMQPURL(t))
 	box, reg := newSweeper(t, pool, topo, outbox.Config{PublishTimeout: 5 * time.Second, MarkLinger: 2 * time.Second})
 	deliveries := bindAndConsume(t, testenv.AMQPURL(t), topo.Exchange)
