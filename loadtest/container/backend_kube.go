@@ -71,6 +71,7 @@ type Kube struct {
 	statePID func(p pod, programs []string) (int, error)
 	freeze   func(pid int, wait time.Duration) error
 	kill     func(pid int, wait time.Duration) error
+	iptables func(ctx context.Context, pid int, args ...string) error // in pid's network namespace
 }
 
 // NewKube returns a backend for the release in cfg.
@@ -90,7 +91,7 @@ func NewKube(cfg KubeConfig) *Kube {
 	if cfg.ReadyTimeout <= 0 {
 		cfg.ReadyTimeout = 3 * time.Minute
 	}
-	k := &Kube{cfg: cfg, statePID: statePID, freeze: proc.Freeze, kill: sigkill}
+	k := &Kube{cfg: cfg, statePID: statePID, freeze: proc.Freeze, kill: sigkill, iptables: nsIPTables}
 	k.run = func(ctx context.Context, args ...string) ([]byte, error) {
 		full := []string{"-n", k.cfg.Namespace}
 		if k.cfg.Context != "" {
@@ -105,6 +106,16 @@ func NewKube(cfg KubeConfig) *Kube {
 		return out, err
 	}
 	return k
+}
+
+// nsIPTables runs iptables (-w: waiting for the xtables lock) in the
+// network namespace of pid, with nsenter from the node's host, as root.
+func nsIPTables(ctx context.Context, pid int, args ...string) error {
+	argv := append([]string{"-t", strconv.Itoa(pid), "-n", "--", "iptables", "-w"}, args...)
+	if out, err := exec.CommandContext(ctx, "nsenter", argv...).CombinedOutput(); err != nil {
+		return fmt.Errorf("nsenter %s: %w: %s", strings.Join(argv, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }
 
 // pod is the part of a Pod the backend reads.

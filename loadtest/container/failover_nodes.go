@@ -156,9 +156,74 @@ func (k *Kube) KillQueueLeader(ctx context.Context, queue string, down time.Dura
 	return newFailover(kubeNodes{k}).KillQueueLeader(ctx, queue, down)
 }
 
-// PartitionQueueLeader is not implemented on Kubernetes.
+// PartitionQueueLeader cuts the RabbitMQ pod leading queue off from its
+// peers and from the clients for d: with host access (every KillMode but
+// KillDelete) it enters the pod's network namespace through its server's
+// pid and drops every packet that is not on loopback, both ways, connections
+// kept open (iptables, as a cable pulled); then it deletes the two rules and
+// waits until the pod is ready again. The pod is not restarted: kubectl exec
+// still reaches it, the readiness probe fails meanwhile. Cost.RefusedMS is
+// how long until another node led queue (-1: none did while it was cut off).
 func (k *Kube) PartitionQueueLeader(ctx context.Context, queue string, d time.Duration) (fault.Cost, error) {
-	return fault.Cost{RefusedMS: -1}, fmt.Errorf("%w: partition-rabbitmq on kind", fault.ErrUnsupported)
+	return k.partitionQueueLeader(ctx, newFailover(kubeNodes{k}), queue, d)
+}
+
+// dropAll are the iptables rules that cut a network namespace off from
+// everything but its loopback.
+var dropAll = [][]string{{"INPUT", "!", "-i", "lo", "-j", "DROP"}, {"OUTPUT", "!", "-o", "lo", "-j", "DROP"}}
+
+func (k *Kube) partitionQueueLeader(ctx context.Context, f *failover, queue string, d time.Duration) (fault.Cost, error) {
+	if k.cfg.KillMode == KillDelete {
+		return fault.Cost{RefusedMS: -1}, fmt.Errorf("%w: partition-rabbitmq on kind needs host access (KillMode %s)", fault.ErrUnsupported, k.cfg.KillMode)
+	}
+	return f.partitionQueueLeader(ctx, queue, d, func(ctx context.Context, victim node) (func(context.Context) error, error) {
+		p := pod{}
+		p.Metadata.Name, p.Metadata.UID = victim.Ref, victim.UID
+		pid, err := k.statePID(p, mainPrograms["rabbitmq"])
+		if err != nil {
+			return nil, err
+		}
+		var added [][]string
+		heal := func(ctx context.Context) error {
+			var errs []error
+			for _, r := range added {
+				if err := k.iptables(ctx, pid, append([]string{"-D"}, r...)...); err != nil {
+					errs = append(errs, fmt.Errorf("heal: %w", err))
+				}
+			}
+			if len(errs) == 0 {
+				errs = append(errs, k.ready(ctx, "rabbitmq", victim.Ref))
+			}
+			return errors.Join(errs...)
+		}
+		for _, r := range dropAll {
+			if err := k.iptables(ctx, pid, append([]string{"-I", r[0], "1"}, r[1:]...)...); err != nil {
+				return nil, errors.Join(err, heal(context.WithoutCancel(ctx)))
+			}
+			added = append(added, r)
+		}
+		return heal, nil
+	})
+}
+
+// ready waits, at most ReadyTimeout, until the component's pod name is
+// ready.
+func (k *Kube) ready(ctx context.Context, component, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, k.cfg.ReadyTimeout)
+	defer cancel()
+	for {
+		pods, err := k.pods(ctx, component)
+		for _, p := range pods {
+			if p.Metadata.Name == name && p.ready() {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("pod %s not ready after %s (%v)", name, k.cfg.ReadyTimeout, err)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }
 
 // --- Docker ----------------------------------------------------------------
@@ -237,6 +302,42 @@ func (d *Docker) PartitionQueueLeader(ctx context.Context, queue string, dur tim
 }
 
 func (d *Docker) partitionQueueLeader(ctx context.Context, f *failover, queue string, dur time.Duration) (fault.Cost, error) {
+	return f.partitionQueueLeader(ctx, queue, dur, func(ctx context.Context, victim node) (func(context.Context) error, error) {
+		nets, err := d.networks(ctx, victim.Ref)
+		if err != nil {
+			return nil, err
+		}
+		var cut []containerNet
+		heal := func(ctx context.Context) error {
+			var errs []error
+			for _, n := range cut {
+				args := []string{"network", "connect"}
+				for _, a := range n.Aliases {
+					args = append(args, "--alias", a)
+				}
+				if _, err := d.run(ctx, append(args, n.Name, victim.Ref)...); err != nil {
+					errs = append(errs, fmt.Errorf("heal: %w", err))
+				}
+			}
+			return errors.Join(append(errs, d.healthy(ctx, victim.Ref))...)
+		}
+		for _, n := range nets {
+			if _, err := d.run(ctx, "network", "disconnect", n.Name, victim.Ref); err != nil {
+				return nil, errors.Join(err, heal(context.WithoutCancel(ctx)))
+			}
+			cut = append(cut, n)
+		}
+		return heal, nil
+	})
+}
+
+// partitionQueueLeader cuts the node leading queue off with cut for dur,
+// looking meanwhile for another node to lead it, then heals it with the
+// function cut returned (which returns once the node serves again). cut
+// either cuts the node off and returns its heal, or returns an error with
+// the node as it was.
+func (f *failover) partitionQueueLeader(ctx context.Context, queue string, dur time.Duration,
+	cut func(ctx context.Context, victim node) (heal func(context.Context) error, err error)) (fault.Cost, error) {
 	c := fault.Cost{RefusedMS: -1}
 	nodes, err := f.rt.nodes(ctx, "rabbitmq")
 	if err != nil {
@@ -247,50 +348,30 @@ func (d *Docker) partitionQueueLeader(ctx context.Context, f *failover, queue st
 		return c, fmt.Errorf("partition-rabbitmq: %w", err)
 	}
 	c.Node = victim.Name
-	nets, err := d.networks(ctx, victim.Ref)
+	t0 := f.now()
+	heal, err := cut(ctx, victim)
 	if err != nil {
 		return c, fmt.Errorf("partition-rabbitmq: %s: %w", victim.Name, err)
 	}
-	t0 := f.now()
-	var errs []error
-	var cut []containerNet
-	for _, n := range nets {
-		if _, err := d.run(ctx, "network", "disconnect", n.Name, victim.Ref); err != nil {
-			errs = append(errs, fmt.Errorf("partition-rabbitmq: %w", err))
-			continue
-		}
-		cut = append(cut, n)
-	}
 	leader := "none"
-	if len(cut) > 0 {
-		for f.now().Sub(t0) < dur {
-			if l, err := f.queueLeader(ctx, nodes, queue, victim.Name); err == nil && l.Name != victim.Name {
-				c.RefusedMS, leader = f.now().Sub(t0).Milliseconds(), l.Name
-				break
-			}
-			if f.sleep(ctx, f.leaderProbe) != nil {
-				break
-			}
+	for f.now().Sub(t0) < dur {
+		if l, err := f.queueLeader(ctx, nodes, queue, victim.Name); err == nil && l.Name != victim.Name {
+			c.RefusedMS, leader = f.now().Sub(t0).Milliseconds(), l.Name
+			break
 		}
-		if rest := dur - f.now().Sub(t0); rest > 0 {
-			_ = f.sleep(ctx, rest)
+		if f.sleep(ctx, f.leaderProbe) != nil {
+			break
 		}
 	}
-	heal := context.WithoutCancel(ctx)
-	for _, n := range cut {
-		args := []string{"network", "connect"}
-		for _, a := range n.Aliases {
-			args = append(args, "--alias", a)
-		}
-		if _, err := d.run(heal, append(args, n.Name, victim.Ref)...); err != nil {
-			errs = append(errs, fmt.Errorf("partition-rabbitmq: heal: %w", err))
-		}
+	if rest := dur - f.now().Sub(t0); rest > 0 {
+		_ = f.sleep(ctx, rest)
 	}
-	if err := d.healthy(heal, victim.Ref); err != nil {
-		errs = append(errs, fmt.Errorf("partition-rabbitmq: %s: %w", victim.Name, err))
+	err = heal(context.WithoutCancel(ctx))
+	if err != nil {
+		err = fmt.Errorf("partition-rabbitmq: %s: %w", victim.Name, err)
 	}
 	c.Detail = fmt.Sprintf("cut off for %s; new leader %s; %s back after %s", dur, leader, victim.Name, f.now().Sub(t0).Round(time.Second))
-	return c, errors.Join(errs...)
+	return c, err
 }
 
 // containerNet is one network a container is on, with its aliases there.

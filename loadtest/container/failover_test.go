@@ -2,6 +2,7 @@ package container
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -533,5 +534,66 @@ func TestDockerPartitionQueueLeader(t *testing.T) {
 	}
 	if c.Node != "rabbitmq-2" || c.RefusedMS != 0 || !strings.Contains(c.Detail, "cut off for 20s; new leader rabbitmq-3") {
 		t.Errorf("cost = %+v, want rabbitmq-2 cut off, rabbitmq-3 the new leader at once", c)
+	}
+}
+
+// TestKubePartitionQueueLeader: the pod leading the queue is cut off inside
+// its network namespace (every packet not on loopback dropped both ways)
+// for the fault's duration, the new leader is found on the other pods
+// meanwhile, and the rules are deleted again before the pod's readiness is
+// waited for. Without host access the fault is unsupported.
+func TestKubePartitionQueueLeader(t *testing.T) {
+	t.Parallel()
+	k := NewKube(KubeConfig{KillMode: KillSIGKILLDelete, ReadyTimeout: 5 * time.Second})
+	var steps []string
+	cut := false
+	k.run = func(ctx context.Context, args ...string) ([]byte, error) {
+		switch args[0] {
+		case "get":
+			var items []string
+			for i, name := range []string{"oncepay-rabbitmq-0", "oncepay-rabbitmq-1", "oncepay-rabbitmq-2"} {
+				items = append(items, fmt.Sprintf(`{"metadata":{"name":%q,"uid":"u%d"},"status":{"phase":"Running","conditions":[{"type":"Ready","status":%q}]}}`,
+					name, i, map[bool]string{true: "True", false: "False"}[!cut || i != 1]))
+			}
+			return []byte(`{"items":[` + strings.Join(items, ",") + `]}`), nil
+		case "exec":
+			leader := "oncepay-rabbitmq-1"
+			if cut {
+				leader = "oncepay-rabbitmq-2"
+			}
+			return fmt.Appendf(nil, `[{"Node Name":"rabbit@%s.oncepay-rabbitmq-headless","Raft State":"leader"}]`, leader), nil
+		}
+		return nil, fmt.Errorf("unexpected %v", args)
+	}
+	k.statePID = func(p pod, programs []string) (int, error) {
+		steps = append(steps, fmt.Sprintf("pid of %s in %s %s", strings.Join(programs, "|"), p.Metadata.Name, p.Metadata.UID))
+		return 42, nil
+	}
+	k.iptables = func(ctx context.Context, pid int, args ...string) error {
+		steps = append(steps, fmt.Sprintf("%d: iptables %s", pid, strings.Join(args, " ")))
+		cut = args[0] == "-I"
+		return nil
+	}
+	c, err := k.partitionQueueLeader(context.Background(), fakeFailover(kubeNodes{k}), fault.ChargeQueue, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"pid of beam.smp in oncepay-rabbitmq-1 u1",
+		"42: iptables -I INPUT 1 ! -i lo -j DROP",
+		"42: iptables -I OUTPUT 1 ! -o lo -j DROP",
+		"42: iptables -D INPUT ! -i lo -j DROP",
+		"42: iptables -D OUTPUT ! -o lo -j DROP",
+	}
+	if diff := cmp.Diff(want, steps); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+	if c.Node != "rabbitmq-1" || c.RefusedMS != 0 || !strings.Contains(c.Detail, "cut off for 20s; new leader rabbitmq-2") {
+		t.Errorf("cost = %+v, want rabbitmq-1 cut off, rabbitmq-2 the new leader at once", c)
+	}
+
+	k.cfg.KillMode = KillDelete
+	if _, err := k.PartitionQueueLeader(context.Background(), fault.ChargeQueue, time.Second); !errors.Is(err, fault.ErrUnsupported) {
+		t.Errorf("KillMode delete: err = %v, want ErrUnsupported", err)
 	}
 }

@@ -53,6 +53,10 @@ type Driver struct {
 	cfg     DriverConfig
 	now     func() time.Time
 
+	// clusters holds one token per HA cluster (redis, rabbitmq): a failover
+	// fault takes it for its whole run, so two never overlap on one cluster.
+	clusters map[string]chan struct{}
+
 	mu      sync.Mutex
 	held    map[int]func() error // the undos of network faults in force
 	nextID  int
@@ -68,7 +72,8 @@ func NewDriver(backend Backend, prober Prober, events *EventLog, log *slog.Logge
 		cfg.Poll = 5 * time.Millisecond
 	}
 	return &Driver{backend: backend, prober: prober, events: events, log: log, cfg: cfg, now: time.Now,
-		held: map[int]func() error{}, stopped: make(chan struct{})}
+		held: map[int]func() error{}, stopped: make(chan struct{}),
+		clusters: map[string]chan struct{}{"redis": make(chan struct{}, 1), "rabbitmq": make(chan struct{}, 1)}}
 }
 
 // Close ends every network fault in force: it runs their undos now and
@@ -161,6 +166,13 @@ func (d *Driver) Do(ctx context.Context, action Action, target string) (Event, e
 // be answered between a look and a kill. A fault of a service aims at the
 // replicas its Kind names (Kind.Aim), by looks alone.
 //
+// A failover fault of an HA cluster (failover, migrate-slot on redis;
+// kill-leader, partition-node on rabbitmq) first waits until the one before
+// it on the same cluster has returned, its node back: overlapping, the second
+// would hit a cluster already short of a node (a partition while a killed
+// leader is still booting leaves one node of three, and no majority). Its
+// event's Time is when it began, after that wait.
+//
 // A failed fault is logged too, with its error, and the error is returned.
 // ErrUnknownAction and ErrUnsupported are returned unlogged.
 func (d *Driver) Apply(ctx context.Context, s Step) (Event, error) {
@@ -182,6 +194,14 @@ func (d *Driver) Apply(ctx context.Context, s Step) (Event, error) {
 		apply, aerr := d.action(s, &e)
 		if aerr != nil {
 			return Event{}, aerr
+		}
+		if token := d.clusters[s.Target]; token != nil && s.Action.Failover() {
+			select {
+			case token <- struct{}{}:
+				defer func() { <-token }()
+			case <-ctx.Done():
+				return Event{}, fmt.Errorf("%s %s: waiting for the cluster's fault before it: %w", s.Action, s.Target, ctx.Err())
+			}
 		}
 		if probe := d.aim(s); len(probe) > 0 {
 			if err := d.waitInFlight(ctx, probe, &e); err != nil {

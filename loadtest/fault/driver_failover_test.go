@@ -83,3 +83,72 @@ func TestFailoverOfTheWrongService(t *testing.T) {
 		t.Errorf("kill-leader of redis: err %v, event %v, calls %v; want a logged error and no call", err, e, b.calls)
 	}
 }
+
+// slowFailover is a failoverBackend whose kill-leader returns only once
+// release is closed (a killed node still booting).
+type slowFailover struct {
+	failoverBackend
+	started, release chan struct{}
+}
+
+func (b slowFailover) KillQueueLeader(ctx context.Context, q string, d time.Duration) (fault.Cost, error) {
+	close(b.started)
+	<-b.release
+	return b.failoverBackend.KillQueueLeader(ctx, q, d)
+}
+
+// TestFailoversOfOneClusterDoNotOverlap: a partition planned while the
+// leader kill before it still waits for its node does not begin until that
+// kill returned; a fault of the other cluster does not wait for it.
+func TestFailoversOfOneClusterDoNotOverlap(t *testing.T) {
+	t.Parallel()
+	b := slowFailover{failoverBackend{&fakeBackend{}, fault.Cost{Node: "n-1"}}, make(chan struct{}), make(chan struct{})}
+	d, _, _ := newDriver(t, b, &fakeProber{busyAt: 1}, time.Second)
+	ctx := context.Background()
+	kill := make(chan error)
+	go func() {
+		_, err := d.Apply(ctx, fault.Step{Kind: "kill-rabbitmq-leader", Action: fault.ActionKillLeader, Target: "rabbitmq"})
+		kill <- err
+	}()
+	<-b.started
+	partition := make(chan error)
+	go func() {
+		_, err := d.Apply(ctx, fault.Step{Kind: "partition-rabbitmq", Action: fault.ActionPartitionNode, Target: "rabbitmq"})
+		partition <- err
+	}()
+	if _, err := d.Apply(ctx, fault.Step{Kind: "failover-redis", Action: fault.ActionFailover, Target: "redis"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-partition:
+		t.Fatalf("the partition ran while the kill before it had not returned (err %v); calls %v", err, b.calls)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(b.release)
+	if err := <-kill; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-partition; err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"failover redis", "kill-leader payments.charge 15s", "partition payments.charge 20s"}
+	if diff := cmp.Diff(want, b.calls); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+}
+
+// TestFailoverWaitEndsWithTheContext: a fault waiting for its cluster
+// returns when its context ends.
+func TestFailoverWaitEndsWithTheContext(t *testing.T) {
+	t.Parallel()
+	b := slowFailover{failoverBackend{&fakeBackend{}, fault.Cost{}}, make(chan struct{}), make(chan struct{})}
+	d, _, _ := newDriver(t, b, &fakeProber{busyAt: 1}, time.Second)
+	go d.Apply(context.Background(), fault.Step{Kind: "kill-rabbitmq-leader", Action: fault.ActionKillLeader, Target: "rabbitmq"})
+	<-b.started
+	defer close(b.release)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := d.Apply(ctx, fault.Step{Kind: "partition-rabbitmq", Action: fault.ActionPartitionNode, Target: "rabbitmq"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("err = %v, want the context's deadline", err)
+	}
+}

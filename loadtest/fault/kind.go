@@ -78,7 +78,6 @@ func (k Kind) In(topology string) bool {
 var (
 	everywhere = []string{"local", "compose", "kind"}
 	localOnly  = []string{"local"}
-	notKind    = []string{"local", "compose"}
 	// single: a kind of the one Redis or the one RabbitMQ (or of a
 	// replica's Toxiproxy path to the one Redis); ha: of their clusters.
 	single = []string{"single"}
@@ -100,12 +99,12 @@ var Kinds = []Kind{
 		Exercises: "the Redis Cluster primary of a slot in use SIGKILLed: its replica, up to a second behind (AOF everysec, async replication), takes over; the old one returns as a replica", Invariants: []int{2, 3, 5}},
 	{Name: "migrate-slot", Action: ActionMigrateSlot, Target: "redis", Aim: AimAny, Runtimes: everywhere, Topologies: ha,
 		Exercises: "a block of slots moved between primaries under load: ASK and MOVED redirects while the scripts run", Invariants: []int{2, 5}},
+	{Name: "partition-rabbitmq", Action: ActionPartitionNode, Target: "rabbitmq", Aim: AimAny, For: 20 * time.Second, Settle: 25 * time.Second,
+		Runtimes: everywhere, Topologies: ha,
+		Exercises: "the charge queue's leader cut off from the other two nodes for 20s (pause_minority pauses it): the majority elects a new leader", Invariants: []int{4, 5}},
 	{Name: "kill-rabbitmq-leader", Action: ActionKillLeader, Target: "rabbitmq", Aim: AimAny, For: 15 * time.Second, Settle: 25 * time.Second,
 		Runtimes: everywhere, Topologies: ha,
 		Exercises: "the RabbitMQ node leading the charge queue SIGKILLed mid-publish and restarted 15s later: a new leader, clients reconnect to a live node", Invariants: []int{4, 5}},
-	{Name: "partition-rabbitmq", Action: ActionPartitionNode, Target: "rabbitmq", Aim: AimAny, For: 20 * time.Second, Settle: 25 * time.Second,
-		Runtimes: notKind, Topologies: ha,
-		Exercises: "the charge queue's leader cut off from the other two nodes for 20s (pause_minority pauses it): the majority elects a new leader", Invariants: []int{4, 5}},
 	{Name: "restart-rabbitmq", Action: ActionRestart, Target: "rabbitmq", Aim: AimAny, Settle: 50 * time.Second, Runtimes: everywhere, Topologies: single,
 		Exercises: "the broker gone for seconds: outbox backlog, redeliveries", Invariants: []int{4, 5}},
 	{Name: "flush-redis", Action: ActionFlush, Target: "redis", Aim: AimAny, Runtimes: everywhere, Topologies: single,

@@ -124,7 +124,7 @@ func TestNetworkKindsAreLocalOnly(t *testing.T) {
 
 func TestHAMatrixHoldsTheFailoverKinds(t *testing.T) {
 	t.Parallel()
-	for _, rt := range []string{"local", "compose"} {
+	for _, rt := range []string{"local", "compose", "kind"} {
 		steps, _, err := fault.MatrixPlan(fault.MatrixConfig{Runtime: rt, Topology: "ha", APIs: apis, Workers: workers, Seed: 1})
 		if err != nil {
 			t.Fatal(err)

@@ -66,6 +66,12 @@ func (a Action) Network() bool {
 	return a == ActionLatency || a == ActionPartition || a == ActionResetPeer || a == ActionSlow
 }
 
+// Failover reports whether a is a failover of an HA cluster's node:
+// failover, migrate-slot, kill-leader or partition-node.
+func (a Action) Failover() bool {
+	return a == ActionFailover || a == ActionMigrateSlot || a == ActionKillLeader || a == ActionPartitionNode
+}
+
 // Step is one planned fault: do Action to Target At after the start.
 type Step struct {
 	AtMS   int64  `json:"at_ms"`
