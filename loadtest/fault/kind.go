@@ -125,7 +125,7 @@ var Kinds = []Kind{
 		Exercises: "an api replica frozen mid-request past its lease, then resumed", Invariants: []int{1, 2, 5}},
 	{Name: "latency-redis", Action: ActionLatency, Target: "api", Path: "redis", Aim: AimRequest, Delay: 2 * time.Second,
 		For: 5 * time.Second, Settle: 10 * time.Second, Runtimes: localOnly, Topologies: single,
-		Exercises: "one api replica's Redis answers 2s late, above IDEM_TIMEOUT: it answers 503 and fails closed; its orphan claims hold the key until their lease ends", Invariants: []int{1, 2, 5, 7}},
+		Exercises: "one api replica's Redis answers 2s late, above IDEM_TIMEOUT: it answers 503 and fails closed; the claims its timed-out Begins made are released in the background, or hold the key until their lease ends", Invariants: []int{1, 2, 5, 7}},
 	{Name: "partition-redis", Action: ActionPartition, Target: "worker", Path: "redis", Aim: AimCharge,
 		For: 20 * time.Second, Settle: 10 * time.Second, Takeover: true, Runtimes: localOnly, Topologies: single,
 		Exercises: "one worker cut off from Redis mid-charge past its lease while the other reaches it: the cut-off one stops at its lease deadline, the other takes over", Invariants: []int{3, 5, 6}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"time"
 
@@ -140,6 +141,14 @@ type Claim struct {
 // ErrUnavailable) wherever the stage would have to be written (absent,
 // released, or an expired lease to take over); a COMPLETED stage is still
 // replayed, since that only reads. One Redis round trip.
+//
+// When Redis fails after the script may have been sent (a timeout, a
+// connection lost: no error reply), the stage may be PENDING under a claim
+// nobody holds, which would answer ErrInProgress to every retry until the
+// lease ran out. Begin then releases that claim in the background, best
+// effort, bounded by Timeout: the release script removes the stage only if
+// this call's owner token still holds it, so it never touches another
+// owner's claim. A claim whose release also fails waits out its lease.
 func (s *Store) Begin(ctx context.Context, k Key, stage, fingerprint string) (Claim, error) {
 	start := time.Now()
 	owner, err := newOwner()
@@ -156,12 +165,30 @@ func (s *Store) Begin(ctx context.Context, k Key, stage, fingerprint string) (Cl
 	if err == nil && !ok {
 		err = fmt.Errorf("unexpected reply %v", reply)
 	}
+	if err != nil && ambiguous(err) {
+		go s.abandon(key, stage, owner)
+	}
 	claim, err := s.parseBegin(k, key, stage, owner, res, err)
 	if claim.Lease != nil {
 		claim.Lease.sent = sent
 	}
 	s.observe(OpBegin, stage, beginOutcome(claim, err), start, err)
 	return claim, err
+}
+
+// ambiguous reports whether a script call that failed with err may have
+// run: every failure but an error reply (a script that ran and failed, or
+// a refusal such as OOM, writes nothing).
+func ambiguous(err error) bool {
+	var reply redis.Error
+	return !errors.As(err, &reply)
+}
+
+// abandon releases the claim a failed Begin may have made under owner.
+func (s *Store) abandon(key any, stage, owner string) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Timeout)
+	defer cancel()
+	_, _ = s.eval(ctx, s.release, append(evalArgs(s.release, key, 2), stage, owner))
 }
 
 func (s *Store) parseBegin(k Key, key any, stage, owner string, res []any, err error) (Claim, error) {

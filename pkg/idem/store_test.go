@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -353,4 +355,88 @@ func TestBeginTTLCoversTheLease(t *testing.T) {
 	if got := expireAt(late); !got.After(before) || time.Until(got) < retention-time.Minute {
 		t.Errorf("expiry after a late Complete = %s (was %s), want raised to about now + %s", got, before, retention)
 	}
+}
+
+// TestBeginReleasesTheClaimItTimedOutOn: Redis runs a Begin but its reply
+// comes back after the Begin's timeout (a proxy holds replies back): the
+// claim it made has no holder, and without the background release every
+// retry would get ErrInProgress for the whole lease. With it, the next
+// Begin acquires at once.
+func TestBeginReleasesTheClaimItTimedOutOn(t *testing.T) {
+	t.Parallel()
+	for _, unbatched := range []bool{false, true} {
+		opt := redistest.Options(t, redisDB)
+		addr, slow := slowReplies(t, opt.Addr, 300*time.Millisecond)
+		opt.Addr, opt.ContextTimeoutEnabled = addr, true
+		rdb := redis.NewClient(opt)
+		t.Cleanup(func() { rdb.Close() })
+		s := idem.New(rdb, idem.Config{Timeout: 100 * time.Millisecond, Lease: time.Minute, Unbatched: unbatched})
+		ctx := context.Background()
+		k := newKey(t)
+		begin(t, s, newKey(t), "api", "fp") // the scripts loaded
+		slow.Store(true)
+		if _, err := s.Begin(ctx, k, "api", "fp"); !errors.Is(err, idem.ErrUnavailable) {
+			t.Fatalf("unbatched %v: Begin with a late reply: %v, want ErrUnavailable", unbatched, err)
+		}
+		slow.Store(false)
+		var c idem.Claim
+		var err error
+		for range 20 { // the release is on its way
+			if c, err = s.Begin(ctx, k, "api", "fp"); !errors.Is(err, idem.ErrInProgress) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if err != nil {
+			t.Fatalf("unbatched %v: Begin after the late reply: %v (the timed-out claim still held)", unbatched, err)
+		}
+		if c.Outcome != idem.Acquired || c.Attempt != 2 {
+			t.Errorf("unbatched %v: claim %+v, want acquired, attempt 2 (the first Begin ran, then was released)", unbatched, c)
+		}
+	}
+}
+
+// slowReplies is a TCP proxy to addr that forwards requests at once and
+// holds each read of replies back by delay while slow is set.
+func slowReplies(t *testing.T, addr string, delay time.Duration) (string, *atomic.Bool) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	slow := new(atomic.Bool)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.Dial("tcp", addr)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			go func() { _, _ = io.Copy(u, c); u.Close() }()
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 32<<10)
+				for {
+					n, err := u.Read(buf)
+					if n > 0 {
+						if slow.Load() {
+							time.Sleep(delay)
+						}
+						if _, err := c.Write(buf[:n]); err != nil {
+							return
+						}
+					}
+					if err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String(), slow
 }
