@@ -35,6 +35,7 @@ type config struct {
 	Queue         string          // AMQP_QUEUE; base of the retry and dead-letter names
 	Prefetch      int             // WORKER_PREFETCH
 	Concurrency   int             // WORKER_CONCURRENCY
+	AckDelay      time.Duration   // WORKER_ACK_DELAY: how long an ack may wait for a multiple ack; 0 acks each at once
 	RetryDelays   []time.Duration // WORKER_RETRY_DELAYS; the last repeats without limit
 	DeliveryLimit int             // AMQP_DELIVERY_LIMIT (the api declares the queue too: set it alike)
 
@@ -101,6 +102,7 @@ func load(p *envconf.Parser, hostname string) config {
 		Queue:         p.String("AMQP_QUEUE", message.DefaultQueue),
 		Prefetch:      p.Positive("WORKER_PREFETCH", 16),
 		Concurrency:   p.Positive("WORKER_CONCURRENCY", 8),
+		AckDelay:      p.Duration("WORKER_ACK_DELAY", 20*time.Millisecond),
 		RetryDelays:   durations(p, "WORKER_RETRY_DELAYS", []time.Duration{time.Second, 5 * time.Second, 30 * time.Second}),
 		DeliveryLimit: p.Positive("AMQP_DELIVERY_LIMIT", message.DefaultDeliveryLimit),
 

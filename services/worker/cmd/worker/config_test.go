@@ -30,7 +30,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		ListenAddr: "127.0.0.1:8081", RedisMode: "single", RedisURL: "redis://127.0.0.1:6379/3",
 		DatabaseURL: "postgres://u:p@127.0.0.1:5432/db?sslmode=disable", AMQPURL: "amqp://u:p@127.0.0.1:5672/",
 		PSPURL: "http://127.0.0.1:8090", Exchange: "payments", Queue: "payments.charge",
-		Prefetch: 16, Concurrency: 8, RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second},
+		Prefetch: 16, Concurrency: 8, AckDelay: 20 * time.Millisecond, RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second},
 		DeliveryLimit: 20, ReconnectInterval: time.Second, ReconnectAttempts: 300,
 		Lease: 15 * time.Second, Retention: 24 * time.Hour, IdemTimeout: 500 * time.Millisecond,
 		PSPTimeout: 5 * time.Second, EndRetry: 5 * time.Second, ShutdownGrace: 20 * time.Second, Instance: "host-1",

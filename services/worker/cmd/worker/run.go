@@ -166,6 +166,9 @@ func loopConfig(cfg config, t broker.Topology) consumer.Config {
 	c := consumer.Config{
 		Concurrency: cfg.Concurrency, DeadLetter: t.DeadLetterQueue(),
 		Grace: cfg.ShutdownGrace, PublishTimeout: 5 * time.Second,
+		// Half the prefetch left over by the handlers: acks waiting to be
+		// sent hold prefetch slots.
+		AckDelay: cfg.AckDelay, AckBatch: max(1, (cfg.Prefetch-cfg.Concurrency)/2),
 	}
 	for i, d := range cfg.RetryDelays {
 		c.Retries = append(c.Retries, consumer.RetryQueue{Queue: t.RetryQueue(i), Delay: d})

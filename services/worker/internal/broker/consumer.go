@@ -156,8 +156,9 @@ func (c *Consumer) cancelledByBroker(cancels <-chan string) bool {
 	}
 }
 
-// Ack acknowledges one delivery.
-func (c *Consumer) Ack(tag uint64) error { return c.Channel.Ack(tag, false) }
+// Ack acknowledges one delivery, and with multiple every outstanding
+// delivery of the channel below it too.
+func (c *Consumer) Ack(tag uint64, multiple bool) error { return c.Channel.Ack(tag, multiple) }
 
 // Nack rejects one delivery; requeue false dead-letters it.
 func (c *Consumer) Nack(tag uint64, requeue bool) error { return c.Channel.Nack(tag, false, requeue) }

@@ -3,10 +3,12 @@ package broker
 import (
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/oncepay/oncepay/internal/testenv"
@@ -82,7 +84,7 @@ func TestConsumerSurvivesQueueDeletion(t *testing.T) {
 			if d.MessageId != id {
 				t.Errorf("deletion %d: got %q, want %q", i+1, d.MessageId, id)
 			}
-			if err := cons.Ack(d.DeliveryTag); err != nil {
+			if err := cons.Ack(d.DeliveryTag, false); err != nil {
 				t.Errorf("ack: %v", err)
 			}
 		case <-time.After(10 * time.Second):
@@ -104,5 +106,131 @@ func TestConsumerSurvivesQueueDeletion(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Error("Deliveries still open 5s after the channel closed")
+	}
+}
+
+// TestConsumerMultipleAck checks the broker's side of batched acks: a
+// multiple ack settles every delivery up to its tag, and nothing else;
+// the deliveries left unacked come back after the channel closes, and
+// after a multiple ack of all of them nothing comes back.
+func TestConsumerMultipleAck(t *testing.T) {
+	testenv.Integration(t)
+	url := testenv.AMQPURL(t)
+	name := testenv.Name(t, "brk")
+	topo := Topology{Topology: message.Topology{Exchange: name + ".x", Queue: name + ".q", DeliveryLimit: 5}}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	conn, err := Dial(url, DialConfig{Name: "broker-test", RetryInterval: 100 * time.Millisecond, MaxRetries: 10, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	admin, err := amqp.Dial(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if ch, err := admin.Channel(); err == nil {
+			ch.QueueDelete(topo.Queue, false, false, false)
+			ch.QueueDelete(topo.DeadLetterQueue(), false, false, false)
+			ch.ExchangeDelete(topo.Exchange, false, false)
+			ch.ExchangeDelete(topo.DeadLetterExchange(), false, false)
+		}
+		admin.Close()
+	})
+	const n = 10
+	cons, err := conn.Consume(topo, n, "broker-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := admin.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if err := pub.Publish(topo.Exchange, message.RoutingKey, true, false, amqp.Publishing{MessageId: "m" + strconv.Itoa(i+1)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	receive := func(from <-chan amqp.Delivery, k int) []amqp.Delivery {
+		t.Helper()
+		var got []amqp.Delivery
+		for len(got) < k {
+			select {
+			case d := <-from:
+				got = append(got, d)
+			case <-time.After(10 * time.Second):
+				t.Fatalf("received %d deliveries within 10s, want %d", len(got), k)
+			}
+		}
+		return got
+	}
+	for _, d := range receive(cons.Deliveries, n) {
+		if d.MessageId != "m"+strconv.FormatUint(d.DeliveryTag, 10) {
+			t.Fatalf("delivery tag %d carries %q", d.DeliveryTag, d.MessageId)
+		}
+	}
+	// Settle 1–4 with one multiple ack and 6 alone; 5 and 7–10 stay unacked.
+	if err := cons.Ack(4, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := cons.Ack(6, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := cons.Channel.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	ch, err := admin.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ch.Qos(n, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	again, err := ch.Consume(topo.Queue, "", false, false, false, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	var last uint64
+	for _, d := range receive(again, 5) {
+		if !d.Redelivered {
+			t.Errorf("%s not marked redelivered", d.MessageId)
+		}
+		ids = append(ids, d.MessageId)
+		last = max(last, d.DeliveryTag)
+	}
+	slices.Sort(ids)
+	if diff := cmp.Diff([]string{"m10", "m5", "m7", "m8", "m9"}, ids); diff != "" {
+		t.Errorf("redelivered after the channel closed (-want +got):\n%s", diff)
+	}
+	select {
+	case d := <-again:
+		t.Errorf("%s delivered again although it was acked", d.MessageId)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if err := ch.Ack(last, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := ch.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ch, err = admin.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		q, err := ch.QueueDeclarePassive(topo.Queue, true, false, false, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q.Messages == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d messages left after a multiple ack of all of them", q.Messages)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

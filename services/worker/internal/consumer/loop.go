@@ -24,6 +24,13 @@ type Config struct {
 	DeadLetter     string        // the dead-letter queue, for rejected messages only
 	Grace          time.Duration // how long in-flight handlers may run on after Run's ctx ends
 	PublishTimeout time.Duration // bound on one publish-and-confirm
+	// AckDelay is how long an ack may wait to be sent with others in one
+	// multiple ack (see acks); 0 sends every ack at once, on its own.
+	AckDelay time.Duration
+	// AckBatch sends the waiting acks as soon as this many wait (at least
+	// 1). Acks not yet sent count against the channel's prefetch, so it
+	// should stay below the prefetch minus Concurrency.
+	AckBatch int
 }
 
 // RetryQueue is a queue that holds a message for Delay, then routes it back.
@@ -34,7 +41,9 @@ type RetryQueue struct {
 
 // Channel is where settlements go (*broker.Consumer implements it).
 type Channel interface {
-	Ack(tag uint64) error
+	// Ack acknowledges tag, and with multiple every outstanding tag below
+	// it too.
+	Ack(tag uint64, multiple bool) error
 	Nack(tag uint64, requeue bool) error
 	Cancel() error
 }
@@ -67,6 +76,7 @@ type Loop struct {
 	cfg Config
 	Deps
 	sess session
+	acks acks
 }
 
 // New returns a Loop.
@@ -104,7 +114,34 @@ func (l *Loop) Run(ctx context.Context, deliveries <-chan amqp.Delivery) error {
 		grace    <-chan time.Time
 		runErr   error
 		in       = deliveries
+		flushT   = time.NewTimer(time.Hour)
+		flushC   <-chan time.Time // set while the flush timer runs
 	)
+	flushT.Stop()
+	defer flushT.Stop()
+	// flush sends the waiting acks; all also sends those above an open tag.
+	flush := func(all bool) {
+		if flushC != nil {
+			flushT.Stop()
+			flushC = nil
+		}
+		l.sendAcks(l.acks.flush(all))
+		if l.acks.pending() > 0 {
+			flushT.Reset(l.cfg.AckDelay)
+			flushC = flushT.C
+		}
+	}
+	// settled flushes the acks once AckBatch wait, and starts the timer
+	// for the first one waiting.
+	settled := func() {
+		switch n := l.acks.pending(); {
+		case n >= max(1, l.cfg.AckBatch):
+			flush(false)
+		case n > 0 && flushC == nil:
+			flushT.Reset(l.cfg.AckDelay)
+			flushC = flushT.C
+		}
+	}
 	startDraining := func(why string) {
 		draining, stop = true, nil
 		l.Log.Info("consumer draining", "why", why, "in_flight", busy, "not_started", len(pending), "grace", l.cfg.Grace.String())
@@ -121,6 +158,7 @@ func (l *Loop) Run(ctx context.Context, deliveries <-chan amqp.Delivery) error {
 			pending = pending[1:]
 		}
 		if draining && busy == 0 {
+			flush(true)
 			return runErr
 		}
 		select {
@@ -143,11 +181,16 @@ func (l *Loop) Run(ctx context.Context, deliveries <-chan amqp.Delivery) error {
 				if redelivered(d) {
 					l.Metrics.Redelivered()
 				}
+				l.dropAcks(l.acks.read(t))
 				pending = append(pending, t)
 			}
 		case r := <-results:
 			busy--
 			l.settle(r)
+			settled()
+		case <-flushC:
+			flushC = nil
+			flush(false)
 		case <-stop:
 			if err := l.Channel.Cancel(); err != nil {
 				l.Log.Warn("cancel consumer", "err", err)

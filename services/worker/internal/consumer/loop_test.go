@@ -38,7 +38,14 @@ func (f *fakeBroker) record(format string, args ...any) {
 	f.events = append(f.events, fmt.Sprintf(format, args...))
 }
 
-func (f *fakeBroker) Ack(tag uint64) error { f.record("ack %d", tag); return nil }
+func (f *fakeBroker) Ack(tag uint64, multiple bool) error {
+	if multiple {
+		f.record("ack %d multiple", tag)
+	} else {
+		f.record("ack %d", tag)
+	}
+	return nil
+}
 func (f *fakeBroker) Nack(tag uint64, requeue bool) error {
 	f.record("nack %d requeue=%t", tag, requeue)
 	return nil
@@ -95,12 +102,18 @@ func testConfig() Config {
 // stop cancels it and returns Run's error.
 func startLoop(t *testing.T, cfg Config, f *fakeBroker, h Handler) (deliveries chan amqp.Delivery, stop func() error) {
 	t.Helper()
+	return startLoopOn(t, cfg, f, f, h)
+}
+
+// startLoopOn is startLoop with ch as the loop's Channel.
+func startLoopOn(t *testing.T, cfg Config, ch Channel, f *fakeBroker, h Handler) (deliveries chan amqp.Delivery, stop func() error) {
+	t.Helper()
 	m, err := metrics.New(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
 	deliveries = make(chan amqp.Delivery)
-	l := New(cfg, Deps{Handler: h, Channel: f, Publisher: f, Guard: f, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: m})
+	l := New(cfg, Deps{Handler: h, Channel: ch, Publisher: f, Guard: f, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: m})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- l.Run(ctx, deliveries) }()

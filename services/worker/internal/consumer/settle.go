@@ -35,7 +35,7 @@ func (l *Loop) settle(r result) {
 
 	switch {
 	case r.err == nil:
-		l.finish(log, r.t, r.outcome, func() error { return l.Channel.Ack(d.DeliveryTag) })
+		l.ack(log, r.t, r.outcome)
 	case isReject(r.err):
 		l.deadLetter(log, r.t, r.err.Error())
 	default:
@@ -90,10 +90,50 @@ func (l *Loop) forward(log *slog.Logger, t tracked, outcome, queue string, set a
 		if !requeueOnFailure {
 			outcome = metrics.DeadLettered
 		}
+		l.acks.decided(t)
 		l.finish(log, t, outcome, func() error { return l.Channel.Nack(t.d.DeliveryTag, requeueOnFailure) })
 		return
 	}
-	l.finish(log, t, outcome, func() error { return l.Channel.Ack(t.d.DeliveryTag) })
+	l.ack(log, t, outcome)
+}
+
+// ack acks t: at once with AckDelay 0, else queued for a multiple ack.
+func (l *Loop) ack(log *slog.Logger, t tracked, outcome string) {
+	if l.cfg.AckDelay <= 0 {
+		l.acks.decided(t)
+		l.finish(log, t, outcome, func() error { return l.Channel.Ack(t.d.DeliveryTag, false) })
+		return
+	}
+	l.acks.queue(t, outcome)
+}
+
+// sendAcks sends acks through the guard of their session and counts what
+// they settle.
+func (l *Loop) sendAcks(acks []sent) {
+	for _, a := range acks {
+		ran, err := l.Guard.Do(l.acks.epoch, func() error { return l.Channel.Ack(a.tag, a.multiple) })
+		for _, r := range a.settles {
+			switch {
+			case !ran:
+				l.skip(r.t.d, metrics.SkipStale)
+				l.Log.Info("channel session lost before acking; the broker redelivers it", "message_id", r.t.d.MessageId, "outcome", r.outcome)
+			case err != nil:
+				l.skip(r.t.d, metrics.SkipStale)
+				l.Log.Warn("ack failed; the broker redelivers it", "message_id", r.t.d.MessageId, "outcome", r.outcome, "err", err)
+			default:
+				l.Metrics.Settled(r.outcome)
+			}
+		}
+	}
+}
+
+// dropAcks counts the acks a new session made stale: the broker requeued
+// their deliveries when the old session ended.
+func (l *Loop) dropAcks(dropped []readyAck) {
+	for _, r := range dropped {
+		l.skip(r.t.d, metrics.SkipStale)
+		l.Log.Info("channel session lost before acking; the broker redelivers it", "message_id", r.t.d.MessageId, "outcome", r.outcome)
+	}
 }
 
 // finish runs the settlement through the guard and counts the outcome.
