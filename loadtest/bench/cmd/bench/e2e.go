@@ -110,21 +110,35 @@ func (b *bench) pair(ctx context.Context, run string, rep int, env map[string]st
 // latencyRound runs round rep at LatencyRate once the machine has settled:
 // LatencyPairs pairs of LatencySlice-second slices, one per copy, back to
 // back, the copy that goes first alternating by pair, so that both copies
-// see the same background noise; then the floor.
+// see the same background noise; then the floor. Around each slice it
+// reads the copy's api histograms, for the round's Breakdown.
 func (b *bench) latencyRound(ctx context.Context, rep int) (results.LatRound, error) {
 	var r results.LatRound
 	b.settle(ctx)
 	slice := time.Duration(b.cfg.LatencySlice) * time.Second
 	var ons, offs []results.Phase
+	during := [2]map[string]results.Hist{{}, {}} // by copy: what its slices observed
+	histsOK := true
 	for i := range b.cfg.LatencyPairs {
 		var ps [2]results.Phase
 		for j := range b.copies {
 			c := (j + i + rep) % 2
 			run := fmt.Sprintf("lat%d-%d-%s", rep, i, b.copies[c].Name)
+			h0, err0 := b.apiHists(ctx, b.copies[c])
 			p, _, err := b.measure(ctx, run, b.copies[c], map[string]string{
 				"MODE": "fresh", "LOAD": "rate", "RATE": strconv.Itoa(b.cfg.LatencyRate)}, slice, nil)
 			if err != nil {
 				return r, err
+			}
+			h1, err1 := b.apiHists(ctx, b.copies[c])
+			if err := cmp.Or(err0, err1); err != nil {
+				if histsOK {
+					b.note("latency round %d: the api's histograms: %v; no breakdown", rep+1, err)
+				}
+				histsOK = false
+			}
+			for k, h := range h1 {
+				during[c][k] = during[c][k].Add(h.Sub(h0[k]))
 			}
 			p.DrainedIn = b.drain(ctx, 10*time.Second)
 			ps[c] = p
@@ -134,7 +148,13 @@ func (b *bench) latencyRound(ctx context.Context, rep int) (results.LatRound, er
 	}
 	r.On, r.Off = medianPhase(ons), medianPhase(offs)
 	var err error
-	r.Floor, err = b.floor(ctx, fmt.Sprintf("lat%d", rep))
+	var fb, fc results.Timing
+	r.Floor, fb, fc, err = b.floor(ctx, fmt.Sprintf("lat%d", rep))
+	if histsOK {
+		on, off := during[0], during[1]
+		r.Breakdown = &results.Breakdown{Begin: on[histBegin].Timing(), Complete: on[histComplete].Timing(),
+			FloorBegin: fb, FloorComplete: fc, ServerOn: on[histPayments].Timing(), ServerOff: off[histPayments].Timing()}
+	}
 	return r, err
 }
 
