@@ -80,13 +80,13 @@ func latencyBreakdown(w io.Writer, r *results.Results) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprint(w, "\n### Where target 1's time goes\n\nPer latency round, from the api replicas' histograms over the round's slices (p50 interpolated in the buckets; mean in brackets), in ms; the floor's calls timed by bench:\n\n")
-	fmt.Fprint(w, "| round | overhead (client) | server on | server off | server on - off | api Begin | api Complete | floor Begin | floor Complete |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprint(w, "\n### Where target 1's time goes\n\nPer latency round, from the api replicas' histograms over the round's slices (p50 interpolated in the buckets; mean in brackets), in ms; the floor's calls timed by bench, back to back (the target's floor) and paced at one api replica's rate (its requests' gap) after the round:\n\n")
+	fmt.Fprint(w, "| round | overhead (client) | server on | server off | server on - off | api Begin | api Complete | floor Begin | floor Complete | paced Begin | paced Complete |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	t := func(x results.Timing) string { return fmt.Sprintf("%.3f (%.3f)", x.P50MS, x.MeanMS) }
 	for i, l := range rows {
 		b := l.Breakdown
-		fmt.Fprintf(w, "| %d | %+.3f | %s | %s | %+.3f | %s | %s | %s | %s |\n", i+1, results.Median(l.Overheads()), t(b.ServerOn), t(b.ServerOff),
-			b.ServerOn.P50MS-b.ServerOff.P50MS, t(b.Begin), t(b.Complete), t(b.FloorBegin), t(b.FloorComplete))
+		fmt.Fprintf(w, "| %d | %+.3f | %s | %s | %+.3f | %s | %s | %s | %s | %s | %s |\n", i+1, results.Median(l.Overheads()), t(b.ServerOn), t(b.ServerOff),
+			b.ServerOn.P50MS-b.ServerOff.P50MS, t(b.Begin), t(b.Complete), t(b.FloorBegin), t(b.FloorComplete), t(b.PacedBegin), t(b.PacedComplete))
 	}
 	if slices.ContainsFunc(r.Targets(), func(t results.Target) bool { return strings.HasPrefix(t.Name, "1.") && t.Known && !t.Met }) {
 		slices.SortFunc(rows, func(a, b results.LatRound) int {

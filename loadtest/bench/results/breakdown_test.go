@@ -50,10 +50,11 @@ func TestBreakdownWhere(t *testing.T) {
 	t.Parallel()
 	b := &results.Breakdown{Begin: results.Timing{P50MS: .2}, Complete: results.Timing{P50MS: .15},
 		FloorBegin: results.Timing{P50MS: .12}, FloorComplete: results.Timing{P50MS: .1},
+		PacedBegin: results.Timing{P50MS: .2}, PacedComplete: results.Timing{P50MS: .1},
 		ServerOn: results.Timing{N: 1, P50MS: 1.4}, ServerOff: results.Timing{N: 1, P50MS: 1.0}}
 	want := "of the +0.50 ms overhead the client saw, +0.40 ms is inside the api (server-side p50, on - off) and +0.10 ms outside it " +
-		"(k6, network, accept); the api's Begin + Complete take 0.35 ms (p50s) where the floor's take 0.22 ms (+0.13 ms), " +
-		"and the api spends +0.05 ms around them"
+		"(k6, network, accept); the api's Begin + Complete take 0.35 ms (p50s) where the floor's take 0.22 ms back to back " +
+		"and 0.30 ms paced at one replica's rate"
 	if got := b.Where(.5); got != want {
 		t.Errorf("Where(0.5) =\n%s\nwant\n%s", got, want)
 	}

@@ -111,7 +111,8 @@ func (b *bench) pair(ctx context.Context, run string, rep int, env map[string]st
 // LatencyPairs pairs of LatencySlice-second slices, one per copy, back to
 // back, the copy that goes first alternating by pair, so that both copies
 // see the same background noise; then the floor. Around each slice it
-// reads the copy's api histograms, for the round's Breakdown.
+// reads the copy's api histograms, for the round's Breakdown, which ends
+// with the floor's calls paced as one replica's requests (pacedFloor).
 func (b *bench) latencyRound(ctx context.Context, rep int) (results.LatRound, error) {
 	var r results.LatRound
 	b.settle(ctx)
@@ -150,11 +151,14 @@ func (b *bench) latencyRound(ctx context.Context, rep int) (results.LatRound, er
 	var err error
 	var fb, fc results.Timing
 	r.Floor, fb, fc, err = b.floor(ctx, fmt.Sprintf("lat%d", rep))
-	if histsOK {
-		on, off := during[0], during[1]
-		r.Breakdown = &results.Breakdown{Begin: on[histBegin].Timing(), Complete: on[histComplete].Timing(),
-			FloorBegin: fb, FloorComplete: fc, ServerOn: on[histPayments].Timing(), ServerOff: off[histPayments].Timing()}
+	if err != nil || !histsOK {
+		return r, err
 	}
+	on, off := during[0], during[1]
+	bd := &results.Breakdown{Begin: on[histBegin].Timing(), Complete: on[histComplete].Timing(),
+		FloorBegin: fb, FloorComplete: fc, ServerOn: on[histPayments].Timing(), ServerOff: off[histPayments].Timing()}
+	bd.PacedBegin, bd.PacedComplete, err = b.pacedFloor(ctx, fmt.Sprintf("lat%d", rep), b.cfg.FloorOps/4)
+	r.Breakdown = bd
 	return r, err
 }
 
