@@ -113,6 +113,7 @@ func (b *bench) pair(ctx context.Context, run string, rep int, env map[string]st
 // see the same background noise; then the floor. Around each slice it
 // reads the copy's api histograms, for the round's Breakdown, which ends
 // with the floor's calls paced as one replica's requests (pacedFloor).
+// With BENCH_PPROF=1 the first pair's slices are traced (traceAPI).
 func (b *bench) latencyRound(ctx context.Context, rep int) (results.LatRound, error) {
 	var r results.LatRound
 	b.settle(ctx)
@@ -126,8 +127,17 @@ func (b *bench) latencyRound(ctx context.Context, rep int) (results.LatRound, er
 			c := (j + i + rep) % 2
 			run := fmt.Sprintf("lat%d-%d-%s", rep, i, b.copies[c].Name)
 			h0, err0 := b.apiHists(ctx, b.copies[c])
+			traced, traceErr := make(chan struct{}), error(nil)
+			if b.cfg.Pprof && i == 0 {
+				go func() { defer close(traced); traceErr = b.traceAPI(ctx, b.copies[c], run, slice) }()
+			} else {
+				close(traced)
+			}
 			p, _, err := b.measure(ctx, run, b.copies[c], map[string]string{
 				"MODE": "fresh", "LOAD": "rate", "RATE": strconv.Itoa(b.cfg.LatencyRate)}, slice, nil)
+			if <-traced; traceErr != nil {
+				b.note("%s: execution trace: %v", run, traceErr)
+			}
 			if err != nil {
 				return r, err
 			}
@@ -160,6 +170,35 @@ func (b *bench) latencyRound(ctx context.Context, rep int) (results.LatRound, er
 	bd.PacedBegin, bd.PacedComplete, err = b.pacedFloor(ctx, fmt.Sprintf("lat%d", rep), b.cfg.FloorOps/4)
 	r.Breakdown = bd
 	return r, err
+}
+
+// traceAPI saves a Go execution trace of v's first api replica (its pprof
+// listener, BENCH_PPROF=1) over most of a slice of length d, as
+// <Out>/pprof/<run>.trace, for go tool trace.
+func (b *bench) traceAPI(ctx context.Context, v *variant, run string, d time.Duration) error {
+	url := fmt.Sprintf("http://%s/debug/pprof/trace?seconds=%d", addr(v.APIs[0]+40), max(int(d.Seconds())-1, 1))
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, err := (&http.Client{Timeout: d + 10*time.Second}).Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	dir := filepath.Join(b.cfg.Out, "pprof")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, run+".trace"))
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // medianPhase returns the phase of ps whose p50 is the median.
