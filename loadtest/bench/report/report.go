@@ -40,6 +40,7 @@ func Markdown(w io.Writer, r *results.Results) {
 	fmt.Fprintf(w, "Took %s; quick mode: %v; commit %s.\n\n", r.Elapsed.Round(1e9), r.Quick, r.Commit)
 	fmt.Fprint(w, "## Targets\n\n")
 	targets(w, r)
+	latencyBreakdown(w, r)
 	costs(w, r)
 	machine(w, r)
 	goBench(w, r)
@@ -59,6 +60,40 @@ func targets(w io.Writer, r *results.Results) {
 	fmt.Fprint(w, "| target | goal | measured | |\n|---|---|---|---|\n")
 	for _, t := range r.Targets() {
 		fmt.Fprintf(w, "| %s | %s | %s | **%s** |\n", t.Name, t.Goal, cmp.Or(t.Measured, "–"), t.Status())
+	}
+}
+
+// latencyBreakdown shows, per latency round, where target 1's time goes:
+// the api's Begin and Complete against the floor's, and the server-side
+// request time with and without the boundary; when target 1 is not met,
+// one line more for the median round says where the overhead goes.
+func latencyBreakdown(w io.Writer, r *results.Results) {
+	if r.E2E == nil {
+		return
+	}
+	var rows []results.LatRound
+	for _, l := range r.E2E.Latency {
+		if l.Breakdown.Known() {
+			rows = append(rows, l)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprint(w, "\n### Where target 1's time goes\n\nPer latency round, from the api replicas' histograms over the round's slices (p50 interpolated in the buckets; mean in brackets), in ms; the floor's calls timed by bench, back to back (the target's floor) and paced at one api replica's rate (its requests' gap) after the round:\n\n")
+	fmt.Fprint(w, "| round | overhead (client) | server on | server off | server on - off | api Begin | api Complete | floor Begin | floor Complete | paced Begin | paced Complete |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	t := func(x results.Timing) string { return fmt.Sprintf("%.3f (%.3f)", x.P50MS, x.MeanMS) }
+	for i, l := range rows {
+		b := l.Breakdown
+		fmt.Fprintf(w, "| %d | %+.3f | %s | %s | %+.3f | %s | %s | %s | %s | %s | %s |\n", i+1, results.Median(l.Overheads()), t(b.ServerOn), t(b.ServerOff),
+			b.ServerOn.P50MS-b.ServerOff.P50MS, t(b.Begin), t(b.Complete), t(b.FloorBegin), t(b.FloorComplete), t(b.PacedBegin), t(b.PacedComplete))
+	}
+	if slices.ContainsFunc(r.Targets(), func(t results.Target) bool { return strings.HasPrefix(t.Name, "1.") && t.Known && !t.Met }) {
+		slices.SortFunc(rows, func(a, b results.LatRound) int {
+			return cmp.Compare(results.Median(a.Overheads()), results.Median(b.Overheads()))
+		})
+		m := rows[len(rows)/2]
+		fmt.Fprintf(w, "\nWhere the overhead goes (the median round): %s.\n", m.Breakdown.Where(results.Median(m.Overheads())))
 	}
 }
 

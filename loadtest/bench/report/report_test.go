@@ -81,3 +81,32 @@ func TestReportExplainsUnmetCPUTarget(t *testing.T) {
 		t.Errorf("report.md explains a met target:\n%s", md.String())
 	}
 }
+
+// TestReportBreaksDownTarget1: report.md always shows where the latency
+// rounds' time goes, and says where the overhead goes when target 1 is
+// not met.
+func TestReportBreaksDownTarget1(t *testing.T) {
+	t.Parallel()
+	run := func(offP50 float64) *results.Results {
+		bd := &results.Breakdown{Begin: results.Timing{N: 500, P50MS: .2, MeanMS: .22}, Complete: results.Timing{N: 500, P50MS: .15, MeanMS: .16},
+			FloorBegin: results.Timing{N: 2000, P50MS: .12, MeanMS: .13}, FloorComplete: results.Timing{N: 2000, P50MS: .1, MeanMS: .11},
+			PacedBegin: results.Timing{N: 500, P50MS: .3, MeanMS: .31}, PacedComplete: results.Timing{N: 500, P50MS: .14, MeanMS: .15},
+			ServerOn: results.Timing{N: 500, P50MS: 1.4, MeanMS: 1.5}, ServerOff: results.Timing{N: 500, P50MS: 1, MeanMS: 1.1}}
+		return &results.Results{Settings: results.Settings{LatencyRate: 100}, E2E: &results.E2E{OffHonoured: true,
+			Latency: []results.LatRound{{On: results.Phase{P50MS: 2.5}, Off: results.Phase{P50MS: offP50}, Floor: results.Floor{Ops: 2000, P50MS: .22}, Breakdown: bd}}}}
+	}
+	var md strings.Builder
+	report.Markdown(&md, run(2.0)) // +0.50 ms over 0.22: not met
+	for _, want := range []string{"### Where target 1's time goes",
+		"| 1 | +0.500 | 1.400 (1.500) | 1.000 (1.100) | +0.400 | 0.200 (0.220) | 0.150 (0.160) | 0.120 (0.130) | 0.100 (0.110) | 0.300 (0.310) | 0.140 (0.150) |",
+		"Where the overhead goes (the median round): of the +0.50 ms overhead the client saw, +0.40 ms is inside the api"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md.String())
+		}
+	}
+	md.Reset()
+	report.Markdown(&md, run(2.3)) // +0.20 ms: met
+	if !strings.Contains(md.String(), "### Where target 1's time goes") || strings.Contains(md.String(), "Where the overhead goes") {
+		t.Errorf("with target 1 met, report.md should show the table only:\n%s", md.String())
+	}
+}

@@ -162,6 +162,9 @@ type LatRound struct {
 	Off   Phase     `json:"off"`
 	Pairs []LatPair `json:"pairs,omitempty"`
 	Floor Floor     `json:"floor"`
+	// Breakdown is where the round's time goes, from the api's own
+	// histograms; nil when they could not be read.
+	Breakdown *Breakdown `json:"breakdown,omitempty"`
 }
 
 // LatPair is the p50 of two back-to-back slices, one per copy.

@@ -110,21 +110,46 @@ func (b *bench) pair(ctx context.Context, run string, rep int, env map[string]st
 // latencyRound runs round rep at LatencyRate once the machine has settled:
 // LatencyPairs pairs of LatencySlice-second slices, one per copy, back to
 // back, the copy that goes first alternating by pair, so that both copies
-// see the same background noise; then the floor.
+// see the same background noise; then the floor. Around each slice it
+// reads the copy's api histograms, for the round's Breakdown, which ends
+// with the floor's calls paced as one replica's requests (pacedFloor).
+// With BENCH_PPROF=1 the first pair's slices are traced (traceAPI).
 func (b *bench) latencyRound(ctx context.Context, rep int) (results.LatRound, error) {
 	var r results.LatRound
 	b.settle(ctx)
 	slice := time.Duration(b.cfg.LatencySlice) * time.Second
 	var ons, offs []results.Phase
+	during := [2]map[string]results.Hist{{}, {}} // by copy: what its slices observed
+	histsOK := true
 	for i := range b.cfg.LatencyPairs {
 		var ps [2]results.Phase
 		for j := range b.copies {
 			c := (j + i + rep) % 2
 			run := fmt.Sprintf("lat%d-%d-%s", rep, i, b.copies[c].Name)
+			h0, err0 := b.apiHists(ctx, b.copies[c])
+			traced, traceErr := make(chan struct{}), error(nil)
+			if b.cfg.Pprof && i == 0 {
+				go func() { defer close(traced); traceErr = b.traceAPI(ctx, b.copies[c], run, slice) }()
+			} else {
+				close(traced)
+			}
 			p, _, err := b.measure(ctx, run, b.copies[c], map[string]string{
 				"MODE": "fresh", "LOAD": "rate", "RATE": strconv.Itoa(b.cfg.LatencyRate)}, slice, nil)
+			if <-traced; traceErr != nil {
+				b.note("%s: execution trace: %v", run, traceErr)
+			}
 			if err != nil {
 				return r, err
+			}
+			h1, err1 := b.apiHists(ctx, b.copies[c])
+			if err := cmp.Or(err0, err1); err != nil {
+				if histsOK {
+					b.note("latency round %d: the api's histograms: %v; no breakdown", rep+1, err)
+				}
+				histsOK = false
+			}
+			for k, h := range h1 {
+				during[c][k] = during[c][k].Add(h.Sub(h0[k]))
 			}
 			p.DrainedIn = b.drain(ctx, 10*time.Second)
 			ps[c] = p
@@ -134,8 +159,46 @@ func (b *bench) latencyRound(ctx context.Context, rep int) (results.LatRound, er
 	}
 	r.On, r.Off = medianPhase(ons), medianPhase(offs)
 	var err error
-	r.Floor, err = b.floor(ctx, fmt.Sprintf("lat%d", rep))
+	var fb, fc results.Timing
+	r.Floor, fb, fc, err = b.floor(ctx, fmt.Sprintf("lat%d", rep))
+	if err != nil || !histsOK {
+		return r, err
+	}
+	on, off := during[0], during[1]
+	bd := &results.Breakdown{Begin: on[histBegin].Timing(), Complete: on[histComplete].Timing(),
+		FloorBegin: fb, FloorComplete: fc, ServerOn: on[histPayments].Timing(), ServerOff: off[histPayments].Timing()}
+	bd.PacedBegin, bd.PacedComplete, err = b.pacedFloor(ctx, fmt.Sprintf("lat%d", rep), b.cfg.FloorOps/4)
+	r.Breakdown = bd
 	return r, err
+}
+
+// traceAPI saves a Go execution trace of v's first api replica (its pprof
+// listener, BENCH_PPROF=1) over most of a slice of length d, as
+// <Out>/pprof/<run>.trace, for go tool trace.
+func (b *bench) traceAPI(ctx context.Context, v *variant, run string, d time.Duration) error {
+	url := fmt.Sprintf("http://%s/debug/pprof/trace?seconds=%d", addr(v.APIs[0]+40), max(int(d.Seconds())-1, 1))
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, err := (&http.Client{Timeout: d + 10*time.Second}).Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	dir := filepath.Join(b.cfg.Out, "pprof")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, run+".trace"))
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // medianPhase returns the phase of ps whose p50 is the median.

@@ -117,19 +117,45 @@ func parseCommandStats(raw string, inScripts map[string]bool) results.Commands {
 // floor measures pkg/idem's own Begin+Complete on the services' Redis, one
 // call at a time on fresh keys (named <run>-<n>, merchant "floor"): the two
 // round trips the api's boundary cannot do without. It returns the latency
-// percentiles of FloorOps calls after floorWarmup unmeasured ones.
-func (b *bench) floor(ctx context.Context, run string) (results.Floor, error) {
+// percentiles of FloorOps calls after floorWarmup unmeasured ones, back to
+// back, and the timings of their Begin and Complete apart.
+func (b *bench) floor(ctx context.Context, run string) (f results.Floor, begin, complete results.Timing, err error) {
+	lat, begins, completes, err := b.floorCalls(ctx, run, b.cfg.FloorOps, 0)
+	if err != nil {
+		return f, begin, complete, err
+	}
+	slices.Sort(lat)
+	return results.Floor{Ops: len(lat), P50MS: lat[len(lat)/2], P99MS: lat[len(lat)*99/100]}, timing(begins), timing(completes), nil
+}
+
+// pacedFloor is the floor's Begin and Complete paced as one api replica
+// sees them in a latency round (LatencyRate/2 calls a second: bench's two
+// replicas share the rate), n calls: what the two round trips cost when
+// Redis and the client idle between them.
+func (b *bench) pacedFloor(ctx context.Context, run string, n int) (begin, complete results.Timing, err error) {
+	gap := 2 * time.Second / time.Duration(max(b.cfg.LatencyRate, 1))
+	_, begins, completes, err := b.floorCalls(ctx, run+"-paced", n, gap)
+	return timing(begins), timing(completes), err
+}
+
+// floorCalls makes floorWarmup unmeasured, then n measured Begin+Complete
+// calls on fresh keys, gap apart, and returns each call's time in ms, and
+// its Begin's and Complete's.
+func (b *bench) floorCalls(ctx context.Context, run string, n int, gap time.Duration) (lat, begins, completes []float64, err error) {
 	const floorWarmup = 100 // the connection open, the scripts loaded
 	s := idem.New(b.cl.rdb, idem.Config{Retention: time.Minute})
 	result := []byte(`{"status":202,"body":"eyJpZCI6InBheV8xIn0="}`)
-	lat := make([]float64, 0, b.cfg.FloorOps)
-	for i := range floorWarmup + b.cfg.FloorOps {
+	for i := range floorWarmup + n {
 		k, err := idem.NewKey("floor", fmt.Sprintf("%s-%d", run, i))
 		if err != nil {
-			return results.Floor{}, err
+			return nil, nil, nil, err
+		}
+		if gap > 0 && i >= floorWarmup {
+			time.Sleep(gap)
 		}
 		t0 := time.Now()
 		c, err := s.Begin(ctx, k, "api", "fp")
+		t1 := time.Now()
 		if err == nil && c.Outcome != idem.Acquired {
 			err = fmt.Errorf("begin of a fresh key: %v, want Acquired", c.Outcome)
 		}
@@ -137,12 +163,25 @@ func (b *bench) floor(ctx context.Context, run string) (results.Floor, error) {
 			err = c.Lease.Complete(ctx, result)
 		}
 		if err != nil {
-			return results.Floor{}, fmt.Errorf("floor: %w", err)
+			return nil, nil, nil, fmt.Errorf("floor: %w", err)
 		}
 		if i >= floorWarmup {
-			lat = append(lat, float64(time.Since(t0))/1e6)
+			t2 := time.Now()
+			lat = append(lat, float64(t2.Sub(t0))/1e6)
+			begins, completes = append(begins, float64(t1.Sub(t0))/1e6), append(completes, float64(t2.Sub(t1))/1e6)
 		}
 	}
-	slices.Sort(lat)
-	return results.Floor{Ops: len(lat), P50MS: lat[len(lat)/2], P99MS: lat[len(lat)*99/100]}, nil
+	return lat, begins, completes, nil
+}
+
+// timing is the count, mean and p50 of ms.
+func timing(ms []float64) results.Timing {
+	if len(ms) == 0 {
+		return results.Timing{}
+	}
+	sum := 0.0
+	for _, v := range ms {
+		sum += v
+	}
+	return results.Timing{N: len(ms), MeanMS: sum / float64(len(ms)), P50MS: results.Median(ms)}
 }

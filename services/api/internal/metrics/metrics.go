@@ -64,7 +64,7 @@ func New(reg prometheus.Registerer, instance string) *Metrics {
 		}, []string{"route", "method", "status"}),
 		HTTPDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "http_request_duration_seconds", Help: "HTTP request latency by route pattern.",
-			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+			Buckets: []float64{.0005, .001, .0015, .002, .0025, .003, .004, .005, .0075, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"route"}),
 		IdemOutcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "idem_boundary_outcomes_total",
@@ -72,7 +72,7 @@ func New(reg prometheus.Registerer, instance string) *Metrics {
 		}, []string{"stage", "op", "outcome"}),
 		IdemDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "idem_boundary_duration_seconds", Help: "Latency of idempotency boundary operations (one Redis script each).",
-			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
+			Buckets: []float64{.0001, .00015, .0002, .00025, .0003, .0004, .0005, .00075, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
 		}, []string{"op"}),
 		OutboxBacklog: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "outbox_backlog", Help: "Outbox rows not yet confirmed by the broker, as counted by the last relay pass.",
