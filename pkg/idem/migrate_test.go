@@ -129,20 +129,33 @@ func (*redirectCounter) DialHook(next redis.DialHook) redis.DialHook { return ne
 func (r *redirectCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
-		if err != nil {
-			switch msg := err.Error(); {
-			case strings.HasPrefix(msg, "ASK "):
-				r.ask.Add(1)
-			case strings.HasPrefix(msg, "MOVED "):
-				r.moved.Add(1)
-			}
+		r.count(err)
+		return err
+	}
+}
+
+// ProcessPipelineHook counts the redirects of the store's batches, which
+// go out as pipelines.
+func (r *redirectCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		for _, cmd := range cmds {
+			r.count(cmd.Err())
 		}
 		return err
 	}
 }
 
-func (*redirectCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
+func (r *redirectCounter) count(err error) {
+	if err == nil {
+		return
+	}
+	switch msg := err.Error(); {
+	case strings.HasPrefix(msg, "ASK "):
+		r.ask.Add(1)
+	case strings.HasPrefix(msg, "MOVED "):
+		r.moved.Add(1)
+	}
 }
 
 // migrateSlot moves slot from its primary to another primary the way
