@@ -35,19 +35,7 @@ func TestConsumerSurvivesQueueDeletion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin, err := amqp.Dial(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if ch, err := admin.Channel(); err == nil {
-			ch.QueueDelete(topo.Queue, false, false, false)
-			ch.QueueDelete(topo.DeadLetterQueue(), false, false, false)
-			ch.ExchangeDelete(topo.Exchange, false, false)
-			ch.ExchangeDelete(topo.DeadLetterExchange(), false, false)
-		}
-		admin.Close()
-	})
+	admin := adminConn(t, url, topo)
 	ch, err := admin.Channel()
 	if err != nil {
 		t.Fatal(err)
@@ -124,19 +112,7 @@ func TestConsumerMultipleAck(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	admin, err := amqp.Dial(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if ch, err := admin.Channel(); err == nil {
-			ch.QueueDelete(topo.Queue, false, false, false)
-			ch.QueueDelete(topo.DeadLetterQueue(), false, false, false)
-			ch.ExchangeDelete(topo.Exchange, false, false)
-			ch.ExchangeDelete(topo.DeadLetterExchange(), false, false)
-		}
-		admin.Close()
-	})
+	admin := adminConn(t, url, topo)
 	const n = 10
 	cons, err := conn.Consume(topo, n, "broker-test")
 	if err != nil {
@@ -233,4 +209,24 @@ func TestConsumerMultipleAck(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// adminConn dials url for a test's own look at the broker; at the end of
+// the test it deletes topo's queues and exchanges and closes.
+func adminConn(t *testing.T, url string, topo Topology) *amqp.Connection {
+	t.Helper()
+	admin, err := amqp.Dial(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if ch, err := admin.Channel(); err == nil {
+			ch.QueueDelete(topo.Queue, false, false, false)
+			ch.QueueDelete(topo.DeadLetterQueue(), false, false, false)
+			ch.ExchangeDelete(topo.Exchange, false, false)
+			ch.ExchangeDelete(topo.DeadLetterExchange(), false, false)
+		}
+		admin.Close()
+	})
+	return admin
 }
