@@ -21,16 +21,7 @@ import (
 // message published after each deletion arrives, and settles. Closing the
 // channel then closes Deliveries.
 func TestConsumerSurvivesQueueDeletion(t *testing.T) {
-	testenv.Integration(t)
-	url := testenv.AMQPURL(t)
-	name := testenv.Name(t, "brk")
-	topo := Topology{Topology: message.Topology{Exchange: name + ".x", Queue: name + ".q", DeliveryLimit: 5}}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	conn, err := Dial(url, DialConfig{Name: "broker-test", RetryInterval: 100 * time.Millisecond, MaxRetries: 10, Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	url, topo, conn := dialTest(t)
 	cons, err := conn.Consume(topo, 4, "broker-test")
 	if err != nil {
 		t.Fatal(err)
@@ -102,16 +93,7 @@ func TestConsumerSurvivesQueueDeletion(t *testing.T) {
 // the deliveries left unacked come back after the channel closes, and
 // after a multiple ack of all of them nothing comes back.
 func TestConsumerMultipleAck(t *testing.T) {
-	testenv.Integration(t)
-	url := testenv.AMQPURL(t)
-	name := testenv.Name(t, "brk")
-	topo := Topology{Topology: message.Topology{Exchange: name + ".x", Queue: name + ".q", DeliveryLimit: 5}}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	conn, err := Dial(url, DialConfig{Name: "broker-test", RetryInterval: 100 * time.Millisecond, MaxRetries: 10, Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	url, topo, conn := dialTest(t)
 	admin := adminConn(t, url, topo)
 	const n = 10
 	cons, err := conn.Consume(topo, n, "broker-test")
@@ -229,4 +211,21 @@ func adminConn(t *testing.T, url string, topo Topology) *amqp.Connection {
 		admin.Close()
 	})
 	return admin
+}
+
+// dialTest dials the harness's RabbitMQ for a test of its own topology
+// (named for the test) and closes the connection at the end of the test.
+func dialTest(t *testing.T) (url string, topo Topology, conn *Conn) {
+	t.Helper()
+	testenv.Integration(t)
+	url = testenv.AMQPURL(t)
+	name := testenv.Name(t, "brk")
+	topo = Topology{Topology: message.Topology{Exchange: name + ".x", Queue: name + ".q", DeliveryLimit: 5}}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	conn, err := Dial(url, DialConfig{Name: "broker-test", RetryInterval: 100 * time.Millisecond, MaxRetries: 10, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return url, topo, conn
 }
