@@ -107,7 +107,18 @@ func TestCheckViolations(t *testing.T) {
 		{
 			name:   "amount differs",
 			mutate: func(s *verify.Snapshot) { s.Attempts[4].Amount = 999 },
-			want:   []verify.Violation{{Invariant: 1, Kind: verify.KindAmountDiffers, IDs: []string{"pay_1", "merchant_a:r1-1"}}},
+			want: []verify.Violation{
+				{Invariant: 1, Kind: verify.KindAmountDiffers, IDs: []string{"pay_1", "merchant_a:r1-1"}},
+				{Invariant: 7, Kind: verify.KindNotLinearizable, IDs: []string{"merchant_a:r1-1"}},
+			},
+		},
+		{
+			name: "an ambiguous attempt for 1000, a row and a charge of 999",
+			mutate: func(s *verify.Snapshot) {
+				s.Attempts = []record.Attempt{s.Attempts[0], s.Attempts[2], s.Attempts[3]}
+				s.Payments[0].Amount, s.Charges[0].Amount = 999, 999
+			},
+			want: []verify.Violation{{Invariant: 7, Kind: verify.KindNotLinearizable, IDs: []string{"merchant_a:r1-1"}}},
 		},
 		{
 			name:   "answered with another merchant's payment",

@@ -29,6 +29,9 @@ type Report struct {
 	EarlierDeadLetters int          `json:"dead_letters_earlier"`
 	Boundary           Boundary     `json:"boundary"`
 	History            History      `json:"history"` // invariant 7
+	// K6 is how the load generator ended (the caller adds it: AddK6); nil
+	// when not known.
+	K6 *K6 `json:"k6,omitempty"`
 	// Repro is the command that reruns the same load and fault plan; the
 	// caller sets it (Check cannot know how the run was started).
 	Repro      string      `json:"repro,omitempty"`
@@ -90,7 +93,7 @@ type Boundary struct {
 
 // Violation is one broken invariant.
 type Violation struct {
-	Invariant int      `json:"invariant"` // 1..7, as numbered in docs/demo.md
+	Invariant int      `json:"invariant"` // as numbered in docs/demo.md; 0 for k6's thresholds
 	Kind      string   `json:"kind"`
 	Detail    string   `json:"detail"`
 	IDs       []string `json:"ids"`

@@ -126,6 +126,16 @@ func (r Report) WriteText(w io.Writer) error {
 	for _, v := range r.Violations {
 		byInv[v.Invariant]++
 	}
+	if k := r.K6; k != nil {
+		switch failed := k.Failed(); {
+		case len(failed) > 0:
+			p.f("k6         exit %d, thresholds FAILED: %s\n\n", k.Exit, strings.Join(failed, "; "))
+		case k.Exit != 0:
+			p.f("k6         exit %d\n\n", k.Exit)
+		default:
+			p.f("k6         exit 0, %d thresholds held\n\n", len(k.Thresholds))
+		}
+	}
 	p.f("invariants\n")
 	for i := 1; i < len(invariants); i++ {
 		status := "ok"
