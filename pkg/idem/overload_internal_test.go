@@ -2,7 +2,10 @@ package idem
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/oncepay/oncepay/lua"
 	"github.com/redis/go-redis/v9"
 )
@@ -31,7 +35,8 @@ type fakeRedis struct {
 
 	work   chan *fakeBatch // written, not yet run: the socket buffers
 	ran    atomic.Int64    // scripts run
-	begins atomic.Int64    // of them Begin
+	begins atomic.Int64    // Begin scripts sent
+	others atomic.Int64    // other scripts sent
 }
 
 type fakeBatch struct {
@@ -98,6 +103,8 @@ func (f *fakeRedis) run(ctx context.Context, cmds []redis.Cmder) error {
 	for _, c := range cmds {
 		if f.isBegin(c) {
 			f.begins.Add(1)
+		} else {
+			f.others.Add(1)
 		}
 	}
 	f.work <- b
@@ -286,5 +293,110 @@ func TestPipeRecoversFromAStall(t *testing.T) {
 	}
 	if left != 0 {
 		t.Errorf("queued 2s after every caller returned = %d, want 0", left)
+	}
+}
+
+// TestPipeShedsAndSendsNoDeadCalls: while Redis stalls, a call whose
+// context ends in the queue is never sent and queues no release; a Begin
+// that finds the queue full fails at once with ErrOverloaded (also
+// ErrUnavailable, outcome shed), sending nothing; the one Begin that was
+// sent and timed out is released once Redis is back.
+func TestPipeShedsAndSendsNoDeadCalls(t *testing.T) {
+	t.Parallel()
+	f := newFakeRedis(t, 100000)
+	var (
+		mu       sync.Mutex
+		outcomes []string
+	)
+	s := New(f, Config{Lease: time.Minute, Timeout: 300 * time.Millisecond, MaxQueue: 2, Observe: func(e Event) {
+		mu.Lock()
+		outcomes = append(outcomes, e.Outcome)
+		mu.Unlock()
+	}})
+	key := func(i int) Key {
+		t.Helper()
+		k, err := NewKey("m", "k"+strconv.Itoa(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	f.stall(time.Second)
+	errs := make(chan error, 3)
+	for i := range 3 { // one in flight, two queued that give up first
+		ctx := context.Background()
+		if i > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, 150*time.Millisecond)
+			t.Cleanup(cancel)
+		}
+		go func() { _, err := s.Begin(ctx, key(i), "api", "fp"); errs <- err }()
+		if i == 0 {
+			waitFor(t, "the first Begin sent", func() bool { return f.begins.Load() == 1 })
+		}
+	}
+	waitQueued(t, s.pipe, 2)
+
+	start := time.Now()
+	_, err := s.Begin(context.Background(), key(3), "api", "fp")
+	if took := time.Since(start); took > 100*time.Millisecond {
+		t.Errorf("Begin on a full queue returned after %v, want at once", took)
+	}
+	if !errors.Is(err, ErrOverloaded) || !errors.Is(err, ErrUnavailable) {
+		t.Errorf("Begin on a full queue: err = %v, want ErrOverloaded and ErrUnavailable", err)
+	}
+	for range 3 {
+		if err := <-errs; !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Begin during the stall: err = %v, want ErrUnavailable wrapping context.DeadlineExceeded", err)
+		}
+	}
+	if got := s.pipe.queued(); got > 1 {
+		t.Errorf("queued after the callers returned = %d, want at most the one release", got)
+	}
+	// After the stall: the one Begin sent is released, nothing else is sent.
+	waitFor(t, "the release of the Begin that was sent", func() bool { return f.others.Load() == 1 })
+	time.Sleep(100 * time.Millisecond)
+	if got, want := [2]int64{f.begins.Load(), f.others.Load()}, [2]int64{1, 1}; got != want {
+		t.Errorf("scripts sent (Begin, other) = %v, want %v", got, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	slices.Sort(outcomes)
+	if diff := cmp.Diff([]string{OutcomeShed, OutcomeUnavailable, OutcomeUnavailable, OutcomeUnavailable}, outcomes); diff != "" {
+		t.Errorf("outcomes observed (-want +got):\n%s", diff)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func TestMayHaveRun(t *testing.T) {
+	t.Parallel()
+	dial := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
+	read := &net.OpError{Op: "read", Net: "tcp", Err: errors.New("connection reset by peer")}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"timeout after the send", context.DeadlineExceeded, true},
+		{"connection lost", io.EOF, true},
+		{"connection reset", read, true},
+		{"error reply", redis.ErrNoScript, false},
+		{"not sent", &notSentError{context.DeadlineExceeded}, false},
+		{"queue full", ErrOverloaded, false},
+		{"dial", fmt.Errorf("wrapped: %w", dial), false},
+		{"pool timeout", redis.ErrPoolTimeout, false},
+		{"client closed", redis.ErrClosed, false},
+	} {
+		if got := mayHaveRun(tc.err); got != tc.want {
+			t.Errorf("mayHaveRun(%s: %v) = %v, want %v", tc.name, tc.err, got, tc.want)
+		}
 	}
 }
