@@ -5,7 +5,11 @@
 // fields of every stage ("api", "charge", ...), so HGETALL shows the whole life
 // of a payment. Every transition is one Lua script from the lua package, run
 // with EVALSHA (falling back to EVAL on NOSCRIPT); the scripts of concurrent
-// calls share pipelines (Config.Unbatched):
+// calls share pipelines (Config.Unbatched). The queue of calls waiting for a
+// pipeline is bounded (Config.MaxQueue; past it a call fails at once with
+// ErrOverloaded) and holds only callers still waiting: a call whose context
+// ends before it is sent is never sent, so a stalled Redis is not left a
+// backlog of work nobody waits for.
 //
 //	Begin(stage)   absent or lease expired -> PENDING, caller owns a Lease
 //	               PENDING, live lease     -> ErrInProgress (with time left)
@@ -42,6 +46,8 @@
 // reported as ErrUnavailable, so callers can fail closed. Redis out of memory
 // (maxmemory reached, policy noeviction) is ErrFull, a kind of ErrUnavailable:
 // nothing new is claimed or completed, completed stages are still replayed.
+// A full queue is ErrOverloaded, also a kind of ErrUnavailable: nothing was
+// sent.
 //
 // The package imports only the standard library, go-redis and the lua package;
 // metrics reach the caller through Config.Observe.

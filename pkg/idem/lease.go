@@ -105,7 +105,7 @@ func (l *Lease) run(ctx context.Context, op Op, sc script, args ...any) error {
 	ctx, cancel := context.WithTimeout(ctx, l.store.cfg.Timeout)
 	defer cancel()
 	a := append(evalArgs(sc, l.keyArg, 2+len(args)), l.stage, l.owner)
-	res, err := l.store.eval(ctx, sc, append(a, args...))
+	res, err := l.store.eval(ctx, sc, append(a, args...), classLease)
 	switch {
 	case err != nil:
 		err = unavailable(string(op), l.key, err)
