@@ -92,6 +92,12 @@ func problemFor(err error) *problem {
 		return newProblem(http.StatusServiceUnavailable, "unavailable", "Service unavailable",
 			"the idempotency store is out of memory; nothing was done, retry later with the same key").
 			with("Retry-After", strconv.Itoa(int(retryAfterFull.Seconds())))
+	case errors.Is(err, idem.ErrOverloaded): // before ErrUnavailable, which it also matches
+		// The boundary's queue is full: the request was shed unsent, fast,
+		// instead of waiting behind calls that would time out.
+		return newProblem(http.StatusServiceUnavailable, "unavailable", "Service unavailable",
+			"the service is overloaded; nothing was done, retry later with the same key").
+			with("Retry-After", "1")
 	case errors.Is(err, idem.ErrUnavailable):
 		return newProblem(http.StatusServiceUnavailable, "unavailable", "Service unavailable",
 			"the idempotency store is unreachable; nothing was done, retry later with the same key").

@@ -72,6 +72,12 @@ func TestProblemForNamesAFullStore(t *testing.T) {
 	if !strings.Contains(down.Detail, "unreachable") {
 		t.Errorf("unreachable store: detail %q", down.Detail)
 	}
+	shed := problemFor(fmt.Errorf("begin: %w", idem.ErrOverloaded))
+	if shed.Status != http.StatusServiceUnavailable || shed.header.Get("Retry-After") != "1" ||
+		!strings.Contains(shed.Detail, "overloaded") || strings.Contains(shed.Detail, "unreachable") {
+		t.Errorf("shed: %d Retry-After %q detail %q, want 503, 1 and the service named overloaded",
+			shed.Status, shed.header.Get("Retry-After"), shed.Detail)
+	}
 }
 
 func TestRecorderKeepsOnlyStoredHeaders(t *testing.T) {

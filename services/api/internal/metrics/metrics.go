@@ -122,11 +122,11 @@ func New(reg prometheus.Registerer, instance string) *Metrics {
 
 	// Known label values start at zero, so rates and alerts work from the start.
 	for _, o := range []string{idem.OutcomeAcquired, idem.OutcomeTakeover, idem.OutcomeReplayed,
-		idem.OutcomeInProgress, idem.OutcomeMismatch, idem.OutcomeUnavailable, idem.OutcomeFull} {
+		idem.OutcomeInProgress, idem.OutcomeMismatch, idem.OutcomeUnavailable, idem.OutcomeFull, idem.OutcomeShed} {
 		m.IdemOutcomes.WithLabelValues("api", string(idem.OpBegin), o)
 	}
 	for _, op := range []idem.Op{idem.OpComplete, idem.OpRelease} {
-		for _, o := range []string{idem.OutcomeOK, idem.OutcomeLost, idem.OutcomeUnavailable, idem.OutcomeFull} {
+		for _, o := range []string{idem.OutcomeOK, idem.OutcomeLost, idem.OutcomeUnavailable, idem.OutcomeFull, idem.OutcomeShed} {
 			m.IdemOutcomes.WithLabelValues("api", string(op), o)
 		}
 	}
