@@ -8,15 +8,16 @@ import (
 	"unicode/utf8"
 )
 
-// MaxTextLen is the longest customer_id or reference accepted, in bytes.
+// MaxTextLen is the longest customer_id or reference accepted, in
+// characters (Unicode code points), as providers count them.
 const MaxTextLen = 255
 
 // Request is the body of POST /v1/charges.
 type Request struct {
 	Amount     int64  `json:"amount"`      // minor units, > 0
 	Currency   string `json:"currency"`    // ISO 4217 style: three upper-case letters
-	CustomerID string `json:"customer_id"` // 1..255 bytes, no control characters
-	Reference  string `json:"reference"`   // the caller's payment id; 1..255 bytes, no control characters
+	CustomerID string `json:"customer_id"` // 1..255 characters, no control characters
+	Reference  string `json:"reference"`   // the caller's payment id; 1..255 characters, no control characters
 }
 
 // Valid returns one problem per invalid field, keyed by the JSON field name;
@@ -67,10 +68,10 @@ func textProblem(s string) string {
 	switch {
 	case s == "":
 		return "is required"
-	case len(s) > MaxTextLen:
-		return fmt.Sprintf("must be at most %d bytes", MaxTextLen)
 	case !utf8.ValidString(s):
 		return "must be valid UTF-8"
+	case utf8.RuneCountInString(s) > MaxTextLen:
+		return fmt.Sprintf("must be at most %d characters", MaxTextLen)
 	}
 	for _, c := range s {
 		if unicode.IsControl(c) {
