@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"time"
-
-	"github.com/oncepay/oncepay/services/psp/internal/charge"
 )
 
 // Charge statuses.
@@ -23,11 +21,6 @@ type ChargeRequest struct {
 	CustomerID string `json:"customer_id"` // a customer_id starting with "decline" is always declined
 	Reference  string `json:"reference"`   // the oncepay payment id
 }
-
-// Valid returns one problem per field of r that the psp rejects with 400,
-// keyed by its JSON name; empty when the psp accepts r. It is the psp's
-// own check, so a caller can test what it will send.
-func (r ChargeRequest) Valid() map[string]string { return charge.Request(r).Valid() }
 
 // Charge is the psp's answer to a charge: a success or a decline.
 type Charge struct {
