@@ -152,8 +152,12 @@ type Claim struct {
 //
 // It returns a Claim with Outcome Acquired (and a Lease) or Completed (and
 // the stored Result). It returns an *InProgressError (errors.Is
-// ErrInProgress) while another owner's lease is live, ErrMismatch when the
-// stage holds another fingerprint, and ErrUnavailable when Redis fails.
+// ErrInProgress) while another owner's lease is live (whatever its
+// fingerprint), ErrMismatch when the stage was completed under another
+// fingerprint, and ErrUnavailable when Redis fails. A pending stage whose
+// lease ran out is taken over whatever its fingerprint (TakeOver), and a
+// Begin resent with this call's own owner token (a lost reply) is
+// Acquired again, as the first run answered.
 // When the store's queue is full (Config.MaxQueue) the error is
 // ErrOverloaded (which also matches ErrUnavailable) and nothing was sent.
 // When Redis is out of memory the error is ErrFull (which also matches
