@@ -25,7 +25,7 @@ define in-modules
 	[[ -n $$mods ]] || { echo "no Go modules found (is go.work there?)" >&2; exit 1; }; \
 	failed=0; summary=''; \
 	for dir in $$mods; do \
-		mod=$${dir#$(CURDIR)/}; \
+		mod=$${dir#$(CURDIR)}; mod=$${mod#/}; mod=$${mod:-.}; \
 		echo "==> $$mod: $(1)"; \
 		t0=$$(date +%s); \
 		if (cd "$$dir" && $(1)); then res=ok; else res=FAIL; failed=1; fi; \
@@ -53,15 +53,15 @@ test-go: ## go test -race -count=1 -p 1 ./... in every module (needs the service
 # other module would: one require, one replace, GOWORK=off. Building and
 # testing it there proves that a consumer needs nothing else of this
 # repository (no harness, pgx, amqp091, chi or Prometheus through it).
-EXAMPLES := cd examples && GOWORK=off
+EXAMPLES := cd examples && export GOWORK=off &&
 
 .PHONY: test-examples
 test-examples: ## build and test examples/ outside the workspace (GOWORK=off) against the harness Redis and Postgres (needs the services)
-	$(EXAMPLES) $(GO) build ./... && $(EXAMPLES) $(GO) test -race -count=1 ./...
+	$(EXAMPLES) $(GO) build ./... && $(GO) test -race -count=1 ./...
 
 .PHONY: lint-examples
 lint-examples: ## go vet and staticcheck in examples/, outside the workspace (GOWORK=off)
-	$(EXAMPLES) $(GO) vet ./... && $(EXAMPLES) $(STATICCHECK) ./...
+	$(EXAMPLES) $(GO) vet ./... && $(STATICCHECK) ./...
 
 # The teaching build (-tags compare) links the comparison strategies into the
 # api and the worker; its tests are the *_compare_test.go files' (make compare).
