@@ -25,7 +25,7 @@ define in-modules
 	[[ -n $$mods ]] || { echo "no Go modules found (is go.work there?)" >&2; exit 1; }; \
 	failed=0; summary=''; \
 	for dir in $$mods; do \
-		mod=$${dir#$(CURDIR)/}; \
+		mod=$${dir#$(CURDIR)}; mod=$${mod#/}; mod=$${mod:-.}; \
 		echo "==> $$mod: $(1)"; \
 		t0=$$(date +%s); \
 		if (cd "$$dir" && $(1)); then res=ok; else res=FAIL; failed=1; fi; \
@@ -43,11 +43,25 @@ help: ## list the targets
 
 .PHONY: test
 test: lint tools k6 ## lint, install the pinned tools (helm, promtool, toxiproxy, k6), then run every module's tests, the teaching build's and a bounded fuzz run against real Redis/Postgres/RabbitMQ (started and stopped by scripts/harness)
-	$(HARNESS) run -- $(MAKE) test-go test-compare fuzz-go
+	$(HARNESS) run -- $(MAKE) test-go test-compare test-examples fuzz-go
 
 .PHONY: test-go
 test-go: ## go test -race -count=1 -p 1 ./... in every module (needs the services: see make harness-up)
 	$(call in-modules,$(GO) test -race -count=1 -p 1 ./...,test)
+
+# examples/ is a module outside the workspace that uses the library as any
+# other module would: one require, one replace, GOWORK=off. Building and
+# testing it there proves that a consumer needs nothing else of this
+# repository (no harness, pgx, amqp091, chi or Prometheus through it).
+EXAMPLES := cd examples && export GOWORK=off &&
+
+.PHONY: test-examples
+test-examples: ## build and test examples/ outside the workspace (GOWORK=off) against the harness Redis and Postgres (needs the services)
+	$(EXAMPLES) $(GO) build ./... && $(GO) test -race -count=1 ./...
+
+.PHONY: lint-examples
+lint-examples: ## go vet and staticcheck in examples/, outside the workspace (GOWORK=off)
+	$(EXAMPLES) $(GO) vet ./... && $(STATICCHECK) ./...
 
 # The teaching build (-tags compare) links the comparison strategies into the
 # api and the worker; its tests are the *_compare_test.go files' (make compare).
@@ -69,7 +83,7 @@ fuzz-go: ## fuzz POST /v1/payments end to end for FUZZTIME (20s) on a real api (
 	cd services/api && $(GO) test -count=1 -run '^$$' -fuzz '^FuzzCreatePayment$$' -fuzztime $(FUZZTIME) ./cmd/api
 
 .PHONY: lint
-lint: ## gofmt check, go vet and the pinned staticcheck in every module, and docs-check (reports all before failing)
+lint: ## gofmt check, go vet and the pinned staticcheck in every module and examples/, and docs-check (reports all before failing)
 	@status=0; \
 	unformatted=$$(gofmt -l $$($(GO) list -m -f '{{.Dir}}') | sed 's|^$(CURDIR)/||'); \
 	if [[ -n $$unformatted ]]; then \
@@ -79,6 +93,7 @@ lint: ## gofmt check, go vet and the pinned staticcheck in every module, and doc
 	fi; \
 	$(MAKE) vet || status=1; \
 	$(MAKE) staticcheck || status=1; \
+	$(MAKE) lint-examples || status=1; \
 	$(MAKE) docs-check || status=1; \
 	exit $$status
 

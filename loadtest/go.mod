@@ -8,16 +8,12 @@ require (
 	github.com/chromedp/chromedp v0.23.0
 	github.com/google/go-cmp v0.7.0
 	github.com/jackc/pgx/v5 v5.12.0
-	github.com/oncepay/oncepay/internal/proc v0.0.0
 	github.com/oncepay/oncepay/internal/testenv v0.0.0
-	github.com/oncepay/oncepay/pkg/idem v0.0.0
 	github.com/oncepay/oncepay/services/api v0.0.0
 	github.com/rabbitmq/amqp091-go v1.16.0
 	github.com/redis/go-redis/v9 v9.23.0
 	gonum.org/v1/plot v0.17.0
 )
-
-require github.com/oncepay/oncepay/internal/redistest v0.0.0
 
 require (
 	github.com/chromedp/cdproto v0.159.0 // indirect
@@ -37,7 +33,6 @@ require (
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
-	github.com/oncepay/oncepay/lua v0.0.0
 	github.com/oncepay/oncepay/pkg/message v0.0.0
 	github.com/oncepay/oncepay/pkg/service v0.0.0
 	go.uber.org/atomic v1.12.0 // indirect
@@ -51,14 +46,10 @@ replace github.com/oncepay/oncepay/internal/testenv => ../internal/testenv
 
 replace github.com/oncepay/oncepay/services/api => ../services/api
 
-replace github.com/oncepay/oncepay/pkg/idem => ../pkg/idem
-
-replace github.com/oncepay/oncepay/lua => ../lua
-
 replace github.com/oncepay/oncepay/pkg/message => ../pkg/message
 
-replace github.com/oncepay/oncepay/internal/redistest => ../internal/redistest
-
-replace github.com/oncepay/oncepay/internal/proc => ../internal/proc
-
 replace github.com/oncepay/oncepay/pkg/service => ../pkg/service
+
+require github.com/oncepay/oncepay v0.0.0
+
+replace github.com/oncepay/oncepay => ..

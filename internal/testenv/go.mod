@@ -17,10 +17,6 @@ require (
 	golang.org/x/text v0.41.0 // indirect
 )
 
-require github.com/oncepay/oncepay/internal/redistest v0.0.0
+require github.com/oncepay/oncepay v0.0.0
 
-replace github.com/oncepay/oncepay/internal/redistest => ../redistest
-
-require github.com/oncepay/oncepay/internal/proc v0.0.0
-
-replace github.com/oncepay/oncepay/internal/proc => ../proc
+replace github.com/oncepay/oncepay => ../..

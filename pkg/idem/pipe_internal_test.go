@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/oncepay/oncepay/internal/testenv"
+	testenv "github.com/oncepay/oncepay/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -56,7 +56,7 @@ func (g *gate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Process
 
 func gatedStore(t *testing.T, cfg Config) (*Store, *gate) {
 	t.Helper()
-	opt := testenv.RedisOptions(t, 1)
+	opt := testenv.Options(t, 1)
 	opt.ContextTimeoutEnabled = true
 	rdb := redis.NewClient(opt)
 	t.Cleanup(func() { rdb.Close() })
@@ -117,8 +117,8 @@ func TestConcurrentCallsShareAPipeline(t *testing.T) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if diff := cmp.Diff([]int{n}, g.pipeline); diff != "" {
-		t.Errorf("pipelines sent (-want +got):\n%s", diff)
+	if want := []int{n}; !slices.Equal(g.pipeline, want) {
+		t.Errorf("pipelines sent = %v, want %v", g.pipeline, want)
 	}
 }
 
@@ -154,7 +154,7 @@ func TestQueuedCallHonoursItsContext(t *testing.T) {
 // TestNoScriptLoadsThroughThePipe: after SCRIPT FLUSH, batched calls load
 // the script with EVAL and go on.
 func TestNoScriptLoadsThroughThePipe(t *testing.T) {
-	opt := testenv.RedisOptions(t, 1)
+	opt := testenv.Options(t, 1)
 	opt.ContextTimeoutEnabled = true
 	rdb := redis.NewClient(opt)
 	t.Cleanup(func() { rdb.Close() })

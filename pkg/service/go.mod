@@ -30,7 +30,6 @@ require (
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
-	github.com/oncepay/oncepay/internal/redistest v0.0.0
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
@@ -54,8 +53,6 @@ require (
 
 replace github.com/oncepay/oncepay/internal/testenv => ../../internal/testenv
 
-replace github.com/oncepay/oncepay/internal/redistest => ../../internal/redistest
+require github.com/oncepay/oncepay v0.0.0
 
-require github.com/oncepay/oncepay/internal/proc v0.0.0 // indirect
-
-replace github.com/oncepay/oncepay/internal/proc => ../../internal/proc
+replace github.com/oncepay/oncepay => ../..

@@ -7,7 +7,6 @@ require (
 	github.com/google/go-cmp v0.7.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/oncepay/oncepay/internal/testenv v0.0.0
-	github.com/oncepay/oncepay/pkg/idem v0.0.0
 	github.com/oncepay/oncepay/pkg/service v0.0.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/rabbitmq/amqp091-go v1.16.0
@@ -17,8 +16,6 @@ require (
 	go.opentelemetry.io/otel/trace v1.47.0
 	golang.org/x/time v0.15.0
 )
-
-require github.com/oncepay/oncepay/internal/redistest v0.0.0
 
 require (
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
@@ -50,7 +47,6 @@ require (
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
-	github.com/oncepay/oncepay/lua v0.0.0 // indirect
 	github.com/oncepay/oncepay/pkg/message v0.0.0
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
@@ -64,21 +60,14 @@ require (
 
 replace github.com/oncepay/oncepay/internal/testenv => ../../internal/testenv
 
-replace github.com/oncepay/oncepay/pkg/idem => ../../pkg/idem
-
 replace github.com/oncepay/oncepay/pkg/service => ../../pkg/service
-
-replace github.com/oncepay/oncepay/lua => ../../lua
 
 replace github.com/oncepay/oncepay/pkg/message => ../../pkg/message
 
-replace github.com/oncepay/oncepay/internal/redistest => ../../internal/redistest
+require github.com/oncepay/oncepay v0.0.0
 
-require (
-	github.com/oncepay/oncepay/internal/proc v0.0.0 // indirect
-	github.com/oncepay/oncepay/services/psp v0.0.0
-)
-
-replace github.com/oncepay/oncepay/internal/proc => ../../internal/proc
+require github.com/oncepay/oncepay/services/psp v0.0.0
 
 replace github.com/oncepay/oncepay/services/psp => ../psp
+
+replace github.com/oncepay/oncepay => ../..

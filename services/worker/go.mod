@@ -7,7 +7,6 @@ require (
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/oncepay/oncepay/internal/testenv v0.0.0
 	github.com/oncepay/oncepay/loadtest v0.0.0
-	github.com/oncepay/oncepay/pkg/idem v0.0.0
 	github.com/oncepay/oncepay/pkg/service v0.0.0
 	github.com/oncepay/oncepay/services/api v0.0.0
 	github.com/oncepay/oncepay/services/psp v0.0.0
@@ -42,8 +41,6 @@ require (
 	google.golang.org/grpc v1.83.2 // indirect
 )
 
-require github.com/oncepay/oncepay/internal/redistest v0.0.0
-
 require (
 	github.com/Shopify/toxiproxy/v2 v2.12.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
@@ -52,8 +49,6 @@ require (
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
-	github.com/oncepay/oncepay/internal/proc v0.0.0
-	github.com/oncepay/oncepay/lua v0.0.0 // indirect
 	github.com/oncepay/oncepay/pkg/message v0.0.0
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
@@ -68,8 +63,6 @@ require (
 replace (
 	github.com/oncepay/oncepay/internal/testenv => ../../internal/testenv
 	github.com/oncepay/oncepay/loadtest => ../../loadtest
-	github.com/oncepay/oncepay/lua => ../../lua
-	github.com/oncepay/oncepay/pkg/idem => ../../pkg/idem
 	github.com/oncepay/oncepay/pkg/service => ../../pkg/service
 	github.com/oncepay/oncepay/services/api => ../api
 	github.com/oncepay/oncepay/services/psp => ../psp
@@ -77,5 +70,6 @@ replace (
 
 replace github.com/oncepay/oncepay/pkg/message => ../../pkg/message
 
-replace github.com/oncepay/oncepay/internal/redistest => ../../internal/redistest
-replace github.com/oncepay/oncepay/internal/proc => ../../internal/proc
+require github.com/oncepay/oncepay v0.0.0
+
+replace github.com/oncepay/oncepay => ../..

@@ -110,6 +110,7 @@ func serve(ctx context.Context, cfg config.Serve, tr *trace.Tracing, log *slog.L
 		Metrics:     m,
 		RateLimits:  httpapi.NewRateLimits(slices.Collect(maps.Keys(cfg.Merchants)), cfg.RateLimit, cfg.RateBurst),
 		WorkTimeout: cfg.IdemLease,
+		Retention:   cfg.IdemRetention,
 		EndRetry:    cfg.IdemEndRetry,
 	}), "api")
 	return svc.Run(ctx)

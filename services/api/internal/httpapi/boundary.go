@@ -2,7 +2,12 @@
 
 package httpapi
 
-import "github.com/oncepay/oncepay/pkg/idem"
+import (
+	"time"
+
+	"github.com/oncepay/oncepay/pkg/idem"
+	"github.com/oncepay/oncepay/pkg/idem/idemhttp"
+)
 
 // Boundary is the idempotency boundary the api claims its stage with:
 // oncepay's, *idem.Store. The teaching build (go build -tags compare,
@@ -13,3 +18,6 @@ type Boundary = *idem.Store
 
 // Lease is the api's ownership of an acquired stage.
 type Lease = *idem.Lease
+
+// httpBoundary returns b for the idempotency middleware.
+func httpBoundary(b Boundary, _ time.Duration) idemhttp.Boundary { return idemhttp.Store(b) }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/oncepay/oncepay/pkg/idem"
+	"github.com/oncepay/oncepay/pkg/idem/idemhttp"
 	"github.com/oncepay/oncepay/services/api/internal/payments"
 )
 
@@ -76,6 +77,14 @@ func problemFor(err error) *problem {
 	switch {
 	case errors.As(err, &p):
 		return p
+	case errors.Is(err, idemhttp.ErrNoKey):
+		return newProblem(http.StatusBadRequest, "invalid-idempotency-key", "Invalid Idempotency-Key",
+			"the Idempotency-Key header is required: 1-255 visible ASCII characters, unique per payment")
+	case errors.Is(err, idemhttp.ErrManyKeys):
+		return newProblem(http.StatusBadRequest, "invalid-idempotency-key", "Invalid Idempotency-Key",
+			"send exactly one Idempotency-Key header")
+	case errors.Is(err, idem.ErrInvalidKey):
+		return invalidKey(err)
 	case errors.As(err, &inProgress):
 		secs := int(math.Ceil(inProgress.RetryAfter.Seconds()))
 		return newProblem(http.StatusConflict, "in-progress", "Request in progress",

@@ -17,7 +17,7 @@ func (s *Server) routes() {
 
 	s.mux.Route("/v1", func(r chi.Router) {
 		r.Use(s.authenticate, s.limit)
-		r.Post("/payments", s.handle(s.createPayment))
+		r.With(s.idem).Post("/payments", s.handle(s.createPayment))
 		r.Get("/payments/{id}", s.handle(s.getPayment))
 	})
 }

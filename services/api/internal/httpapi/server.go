@@ -41,9 +41,14 @@ type Deps struct {
 	Metrics  *metrics.Metrics
 	// RateLimits, if not nil, limits each merchant's requests (429).
 	RateLimits *RateLimits
-	// WorkTimeout bounds the work done under a boundary lease; use the
-	// lease length, since past it another request may take the key over.
+	// WorkTimeout bounds the work done under a lease of the teaching
+	// build's strategies (boundary_compare.go), counted from before their
+	// Begin; use the lease length. oncepay's boundary needs none: the work
+	// ends at the lease's own deadline (idem.Lease.Deadline).
 	WorkTimeout time.Duration
+	// Retention is advertised to clients (Idempotency-Key-Retention): the
+	// boundary's retention in Redis; the database answers replays longer.
+	Retention time.Duration
 	// EndRetry is how long a request retries, before it answers, the
 	// Complete or Release of its stage that Redis did not answer (zero:
 	// no retry; the answer is sent and the stage stays PENDING).
@@ -52,30 +57,28 @@ type Deps struct {
 
 // Server is the api's http.Handler.
 type Server struct {
-	mux         *chi.Mux
-	log         *slog.Logger
-	keys        Keyring
-	boundary    Boundary
-	payments    PaymentStore
-	metrics     *metrics.Metrics
-	limits      *RateLimits
-	workTimeout time.Duration
-	endRetry    time.Duration
+	mux      *chi.Mux
+	log      *slog.Logger
+	keys     Keyring
+	boundary Boundary
+	payments PaymentStore
+	metrics  *metrics.Metrics
+	limits   *RateLimits
+	idem     func(http.Handler) http.Handler // the boundary (idempotency)
 }
 
 // NewServer returns the api's handler with every route of routes.go.
 func NewServer(d Deps) http.Handler {
 	s := &Server{
-		mux:         chi.NewRouter(),
-		log:         d.Logger,
-		keys:        d.Keys,
-		boundary:    d.Boundary,
-		payments:    d.Payments,
-		metrics:     d.Metrics,
-		limits:      d.RateLimits,
-		workTimeout: d.WorkTimeout,
-		endRetry:    d.EndRetry,
+		mux:      chi.NewRouter(),
+		log:      d.Logger,
+		keys:     d.Keys,
+		boundary: d.Boundary,
+		payments: d.Payments,
+		metrics:  d.Metrics,
+		limits:   d.RateLimits,
 	}
+	s.idem = s.idempotency(d)
 	s.routes()
 	return s
 }

@@ -1,4 +1,4 @@
-module github.com/oncepay/oncepay/internal/redistest
+module github.com/oncepay/oncepay
 
 go 1.26.0
 
@@ -9,7 +9,3 @@ require (
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 )
-
-require github.com/oncepay/oncepay/internal/proc v0.0.0
-
-replace github.com/oncepay/oncepay/internal/proc => ../proc
