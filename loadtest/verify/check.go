@@ -32,16 +32,17 @@ func Check(s Snapshot) Report {
 	}
 	slices.SortStableFunc(r.Faults, func(a, b Fault) int { return cmp.Compare(a.At, b.At) })
 	c.index()
-	c.clientAnswers()         // 1, 2
-	c.oneRowPerKey()          // 2
-	c.charges()               // 3
-	r.Payments = c.terminal() // 4
-	c.parked()                // 4
-	c.boundary(&r.Boundary)   // 5
-	c.outbox()                // 5
-	c.landed(r.Requests)      // 6
-	r.History = c.histories() // 7
-	r.Matrix = c.matrix(r.Faults)
+	c.clientAnswers()                 // 1, 2
+	c.oneRowPerKey()                  // 2
+	c.charges()                       // 3
+	r.Payments = c.terminal()         // 4
+	c.parked()                        // 4
+	c.boundary(&r.Boundary)           // 5
+	c.outbox()                        // 5
+	c.landed(r.Requests)              // 6
+	r.History = c.histories()         // 7
+	r.Liveness = c.liveness(r.Faults) // 8
+	r.Matrix = c.matrix(r.Faults, r.Liveness.Recoveries)
 	r.PSP = PSP{ByOutcome: s.PSPCalls, Charges: len(s.Charges)}
 	for _, n := range s.PSPCalls {
 		r.PSP.Calls += n
