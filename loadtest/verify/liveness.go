@@ -225,7 +225,7 @@ func (c *checker) recoveries(faults []Fault) []Recovery {
 			r.Measured = true
 		}
 		if r.Measured {
-			c.recovery(&r, ts, end, horizon)
+			c.recovery(&r, ts, end, horizon, loadEnd)
 		}
 		if r.Measured {
 			measured++
@@ -254,15 +254,20 @@ func (c *checker) recoveries(faults []Fault) []Recovery {
 
 // recovery slides a window from the fault's end towards its horizon until
 // goodput in it reaches the share of the baseline, and records a
-// violation when it does not come back within the bound.
-func (c *checker) recovery(r *Recovery, ts []time.Time, end, horizon time.Time) {
+// violation when it does not come back within the bound. A fault the next
+// one came too early to judge is still a violation if goodput never came
+// back before the end of the load, its bound long after it.
+func (c *checker) recovery(r *Recovery, ts []time.Time, end, horizon, loadEnd time.Time) {
 	want := RecoveryShare * r.Before
-	for at := end; !at.Add(recoveryWindow).After(horizon); at = at.Add(recoveryStep) {
-		if rate(ts, at, at.Add(recoveryWindow)) >= want {
-			r.Recovered, r.In = true, at.Sub(end)
-			break
+	back := func(until time.Time) (time.Duration, bool) {
+		for at := end; !at.Add(recoveryWindow).After(until); at = at.Add(recoveryStep) {
+			if rate(ts, at, at.Add(recoveryWindow)) >= want {
+				return at.Sub(end), true
+			}
 		}
+		return 0, false
 	}
+	r.In, r.Recovered = back(horizon)
 	switch {
 	case r.Recovered && r.In <= r.Bound:
 	case r.Recovered:
@@ -276,6 +281,11 @@ func (c *checker) recovery(r *Recovery, ts []time.Time, end, horizon time.Time) 
 			rate(ts, end.Add(r.Bound), end.Add(r.Bound+recoveryWindow)), recoveryWindow)
 	default:
 		r.Measured = false
+		if _, ever := back(loadEnd); !ever && loadEnd.Sub(end) >= r.Bound+recoveryWindow {
+			c.add(8, KindNoRecovery, []string{fmt.Sprint(r.Seq), r.Kind},
+				"after fault %d (%s, over at %s) goodput never came back to %.0f%% of %.1f/s, not even by the end of the load %s later (faults after it included)",
+				r.Seq, r.Kind, c.at(end), RecoveryShare*100, r.Before, loadEnd.Sub(end).Round(time.Second))
+		}
 		r.Why = fmt.Sprintf("not back yet when the next fault (or the end of the load) came %.1fs after it, before its bound %s", max(horizon.Sub(end), 0).Seconds(), r.Bound)
 	}
 }
