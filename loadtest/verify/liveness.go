@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/oncepay/oncepay/loadtest/fault"
@@ -178,6 +179,44 @@ func rate(ts []time.Time, from, to time.Time) float64 {
 	i, _ := slices.BinarySearchFunc(ts, from, func(a, b time.Time) int { return a.Compare(b) })
 	j, _ := slices.BinarySearchFunc(ts, to, func(a, b time.Time) int { return a.Compare(b) })
 	return float64(j-i) / to.Sub(from).Seconds()
+}
+
+// Cell is the matrix's "recovered in" cell: "1.2s / 10s" (in / bound),
+// "NEVER / 10s", "n/m" (not measured: Why says why) or "-" for no row.
+func (r *Recovery) Cell() string {
+	switch {
+	case r == nil:
+		return "-"
+	case r.Recovered && r.Measured:
+		return fmt.Sprintf("%.1fs / %s", r.In.Seconds(), r.Bound)
+	case r.Measured:
+		return fmt.Sprintf("NEVER / %s", r.Bound)
+	}
+	return "n/m"
+}
+
+// Summary is invariant 8's account on one line.
+func (l Liveness) Summary() string {
+	var b strings.Builder
+	measured, slowest := 0, time.Duration(0)
+	for _, r := range l.Recoveries {
+		if r.Measured {
+			measured++
+			slowest = max(slowest, r.In)
+		}
+	}
+	fmt.Fprintf(&b, "[recovery measured for %d of %d faults, slowest %.1fs", measured, len(l.Recoveries), slowest.Seconds())
+	if k := l.Blocked; k != nil {
+		fmt.Fprintf(&b, "; longest blocked key %s: %d x %d over %.1fs, %.1fs past its holder (lease %s)",
+			k.Key, k.Answers, k.Status, k.Span().Seconds(), k.PastHolder.Seconds(), l.Lease)
+	} else {
+		b.WriteString("; no key answered 409 or 422")
+	}
+	if x := l.Rejected; x.Payments > 0 || x.Others > 0 {
+		fmt.Fprintf(&b, "; psp rejected %d payments, %d failed with a reason; %d others during rejects, %d late", x.Payments, x.Failed, x.Others, x.OthersLate)
+	}
+	b.WriteString("]")
+	return b.String()
 }
 
 // faultEnd is when a fault was over: applied plus its duration or what it

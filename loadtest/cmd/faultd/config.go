@@ -137,8 +137,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 			fail("REDIS_MODE %s, REDIS_URL: %w", c.RedisMode, err)
 		}
 	}
-	c.MatrixKinds = strings.FieldsFunc(str("FAULTD_MATRIX_KINDS", ""), func(r rune) bool { return r == ',' || r == ' ' })
-	for _, k := range c.MatrixKinds {
+	for _, k := range strings.FieldsFunc(str("FAULTD_MATRIX_KINDS", ""), func(r rune) bool { return r == ',' || r == ' ' }) {
+		c.MatrixKinds = append(c.MatrixKinds, k)
 		if _, ok := fault.KindByName(k); !ok {
 			fail("FAULTD_MATRIX_KINDS: no fault kind %q", k)
 		}
