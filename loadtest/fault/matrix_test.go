@@ -154,3 +154,22 @@ func TestHAMatrixHoldsTheFailoverKinds(t *testing.T) {
 		}
 	}
 }
+
+func TestMatrixPlanOfSomeKinds(t *testing.T) {
+	t.Parallel()
+	c := fault.MatrixConfig{Runtime: "local", APIs: apis, Workers: workers, Kinds: []string{"stall-redis"}}
+	steps, load, err := fault.MatrixPlan(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) != 1 || steps[0].Kind != "stall-redis" || steps[0].Target != "redis" || steps[0].ForMS != 2000 {
+		t.Errorf("steps %+v, want one stall-redis of redis for 2s", steps)
+	}
+	if want := 10*time.Second + 2*time.Second + 12*time.Second + 5*time.Second; load != want {
+		t.Errorf("load %s, want %s", load, want)
+	}
+	c.Kinds = []string{"stall-redsi"}
+	if _, _, err := fault.MatrixPlan(c); err == nil {
+		t.Error("an unknown kind: no error")
+	}
+}
