@@ -85,7 +85,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	s.Attempts, s.Faults, s.Drain, s.ExpectFaults = attempts.Attempts, faults, drain, cfg.Faults
-	s.RequireLanded = cfg.RequireLanded
+	s.RequireLanded, s.Lease = cfg.RequireLanded, cfg.Lease
 	r := verify.Check(s)
 	if err := writeHistoryHTML(cfg.RunDir, &r); err != nil {
 		return err
