@@ -181,3 +181,29 @@ func (d *Docker) InFlight(ctx context.Context, name string) (int, string, error)
 	}
 	return inFlight(pid, r)
 }
+
+// StallService freezes the main process of a compose service (redis) from
+// the host for d, then lets it go on (process.Stall). Like the kills, it
+// needs root on the docker host.
+func (d *Docker) StallService(ctx context.Context, service string, dur time.Duration) (int, error) {
+	program, err := stallProgram(service)
+	if err != nil {
+		return 0, err
+	}
+	id, err := d.containerID(ctx, service)
+	if err != nil {
+		return 0, fmt.Errorf("stall %s: %w", service, err)
+	}
+	out, err := d.run(ctx, "inspect", "-f", "{{.State.Pid}}", id)
+	if err != nil {
+		return 0, fmt.Errorf("stall %s: %w", service, err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil || pid <= 0 {
+		return 0, fmt.Errorf("stall %s: container %.12s has no pid: %w", service, id, ErrNotRunning)
+	}
+	if got := exeBase("/proc", pid); got != program {
+		return 0, fmt.Errorf("stall %s: pid %d runs %q, not %s (is the driver on the docker host, as root?)", service, pid, got, program)
+	}
+	return pid, process.Stall(ctx, pid, dur)
+}

@@ -344,3 +344,25 @@ func (k *Kube) InFlight(ctx context.Context, name string) (int, string, error) {
 	}
 	return inFlight(pid, r)
 }
+
+// StallService freezes the main process of the service's one pod (redis,
+// single topology) from the node's host for d, then lets it go on
+// (process.Stall). It needs the same host access as KillSIGKILL.
+func (k *Kube) StallService(ctx context.Context, service string, d time.Duration) (int, error) {
+	program, err := stallProgram(service)
+	if err != nil {
+		return 0, err
+	}
+	pods, err := k.pods(ctx, service)
+	if err != nil {
+		return 0, fmt.Errorf("stall %s: %w", service, err)
+	}
+	if len(pods) != 1 {
+		return 0, fmt.Errorf("stall %s: %d pods running, want one (single topology): %w", service, len(pods), ErrNotRunning)
+	}
+	pid, err := hostPID(pods[0], program)
+	if err != nil {
+		return 0, fmt.Errorf("stall %s: %w", service, err)
+	}
+	return pid, process.Stall(ctx, pid, d)
+}

@@ -123,3 +123,12 @@ func (c *pidCache) drop(names ...string) {
 		delete(c.pids, n)
 	}
 }
+
+// stallProgram returns the base name of the executable of the service's
+// main process, for the services a stall can freeze (redis).
+func stallProgram(service string) (string, error) {
+	if service == "redis" {
+		return "redis-server", nil
+	}
+	return "", fmt.Errorf("stall %q: only redis", service)
+}

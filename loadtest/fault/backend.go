@@ -55,6 +55,22 @@ type Outager interface {
 	PSPOutage(ctx context.Context, d time.Duration) error
 }
 
+// Staller is a Backend that can stall a backing service.
+type Staller interface {
+	// StallService stops the service's process (SIGSTOP) for d, then lets
+	// it go on (SIGCONT), also when ctx ends first, and returns the pid it
+	// stopped.
+	StallService(ctx context.Context, service string, d time.Duration) (pid int, err error)
+}
+
+// Rejecter is a Backend that can make the psp reject charges.
+type Rejecter interface {
+	// PSPReject makes the psp reject the share (0..1] of charge calls
+	// permanently (a 4xx with its reason, nothing charged) for d, then
+	// puts its configuration back, also when ctx ends.
+	PSPReject(ctx context.Context, share float64, d time.Duration) error
+}
+
 // Failoverer is a Backend of the HA topology that carries out its failover
 // faults. Each returns what the fault did and what it cost.
 type Failoverer interface {

@@ -354,6 +354,32 @@ func (d *Driver) action(s Step, e *Event) (func(context.Context) (int, error), e
 			}
 			return none(o.PSPOutage(ctx, forD))
 		}, nil
+	case ActionStall:
+		st, ok := d.backend.(Staller)
+		if !ok {
+			return nil, unsupported("Staller")
+		}
+		return func(ctx context.Context) (int, error) {
+			if forD <= 0 {
+				return none(fmt.Errorf("stall %q: want a positive duration, got %s", s.Target, forD))
+			}
+			return st.StallService(ctx, s.Target, forD)
+		}, nil
+	case ActionReject:
+		rj, ok := d.backend.(Rejecter)
+		if !ok {
+			return nil, unsupported("Rejecter")
+		}
+		share := 1.0
+		if k, ok := KindByName(s.Kind); ok && k.Share > 0 {
+			share = k.Share
+		}
+		return func(ctx context.Context) (int, error) {
+			if s.Target != "psp" || forD <= 0 {
+				return none(fmt.Errorf("reject by %q for %s: only the psp, for a positive duration", s.Target, forD))
+			}
+			return none(rj.PSPReject(ctx, share, forD))
+		}, nil
 	case ActionFailover, ActionMigrateSlot, ActionKillLeader, ActionPartitionNode:
 		f, ok := d.backend.(Failoverer)
 		if !ok {
@@ -374,7 +400,7 @@ func (d *Driver) action(s Step, e *Event) (func(context.Context) (int, error), e
 		}
 		return func(ctx context.Context) (int, error) { return none(d.network(ctx, s)) }, nil
 	}
-	return nil, fmt.Errorf("%w %q (want kill, restart, flush, pause, delete-queue, outage, latency, partition, reset_peer, slow, failover, migrate-slot, kill-leader or partition-node)", ErrUnknownAction, s.Action)
+	return nil, fmt.Errorf("%w %q (want kill, restart, flush, pause, stall, reject, delete-queue, outage, latency, partition, reset_peer, slow, failover, migrate-slot, kill-leader or partition-node)", ErrUnknownAction, s.Action)
 }
 
 // failover carries out a failover action on its service: failover and

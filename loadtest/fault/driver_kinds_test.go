@@ -100,6 +100,8 @@ func TestServiceFaultAimsAtReplicas(t *testing.T) {
 		{fault.Step{Kind: "kill-postgres", Action: fault.ActionKill, Target: "postgres"}, "worker-2", "crash postgres", "worker-2"},
 		{fault.Step{Kind: "delete-queue", Action: fault.ActionDeleteQueue, Target: "rabbitmq"}, "api-2", "delete-queue payments.charge", "api-2"},
 		{fault.Step{Kind: "psp-outage", Action: fault.ActionOutage, Target: "psp", ForMS: 5000}, "worker-1", "outage 5s", "worker-1"},
+		{fault.Step{Kind: "stall-redis", Action: fault.ActionStall, Target: "redis", ForMS: 2000}, "api-1", "stall redis 2s", "api-1"},
+		{fault.Step{Kind: "reject-psp", Action: fault.ActionReject, Target: "psp", ForMS: 15000}, "worker-2", "reject 0.30 15s", "worker-2"},
 		// delete-queue aims at the apis: a busy worker is not what it waits for
 		{fault.Step{Kind: "delete-queue", Action: fault.ActionDeleteQueue, Target: "rabbitmq"}, "worker-1", "delete-queue payments.charge", ""},
 	}
@@ -126,6 +128,8 @@ func TestUnsupportedFaultIsRefusedUnlogged(t *testing.T) {
 		{Action: fault.ActionKill, Target: "postgres"},
 		{Action: fault.ActionDeleteQueue, Target: "rabbitmq"},
 		{Action: fault.ActionOutage, Target: "psp", ForMS: 10},
+		{Action: fault.ActionStall, Target: "redis", ForMS: 10},
+		{Action: fault.ActionReject, Target: "psp", ForMS: 10},
 	} {
 		f := &fakeBackend{}
 		d, events := kindsDriver(plainBackend{f}, &scriptProber{busy: func(int, string) int { return 1 }}, time.Millisecond)

@@ -61,6 +61,14 @@ func (b *fakeBackend) PSPOutage(_ context.Context, d time.Duration) error {
 	return b.record(fmt.Sprintf("outage %s", d))
 }
 
+func (b *fakeBackend) StallService(_ context.Context, s string, d time.Duration) (int, error) {
+	return 4343, b.record(fmt.Sprintf("stall %s %s", s, d))
+}
+
+func (b *fakeBackend) PSPReject(_ context.Context, share float64, d time.Duration) error {
+	return b.record(fmt.Sprintf("reject %.2f %s", share, d))
+}
+
 // plainBackend is a Backend with none of the optional interfaces.
 type plainBackend struct{ f *fakeBackend }
 

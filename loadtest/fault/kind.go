@@ -42,6 +42,8 @@ type Kind struct {
 	Aim  Aim
 	// Delay is a latency or slow fault's delay on every answer.
 	Delay time.Duration
+	// Share is a reject fault's share of the psp's charge calls rejected.
+	Share float64
 	// For is how long the fault lasts, for faults with a duration (a
 	// pause, an outage); zero for the others. The plan may scale it.
 	For time.Duration
@@ -137,6 +139,12 @@ var Kinds = []Kind{
 		Exercises: "one worker's Postgres answers 300ms ± 75ms late mid-charge: charges slow down under a held lease, none lost or doubled", Invariants: []int{3, 4, 5}},
 	{Name: "psp-outage", Action: ActionOutage, Target: "psp", Aim: AimCharge, For: 150 * time.Second, Settle: 10 * time.Second, Runtimes: localOnly,
 		Exercises: "the psp fails every call for 150s, past the workers' retry delays (local: 1s, 5s, then 15s again without limit), then recovers", Invariants: []int{3, 4}},
+	{Name: "stall-redis", Action: ActionStall, Target: "redis", Aim: AimRequest, For: 2 * time.Second, Settle: 12 * time.Second,
+		Runtimes: everywhere, Topologies: single,
+		Exercises: "Redis frozen (SIGSTOP) for 2s under load, then resumed: the api sheds with 503 while it stalls, and the work queued meanwhile must not outlive its callers", Invariants: []int{2, 5, 8}},
+	{Name: "reject-psp", Action: ActionReject, Target: "psp", Aim: AimCharge, For: 15 * time.Second, Settle: 15 * time.Second, Share: 0.3,
+		Runtimes:  localOnly,
+		Exercises: "the psp rejects 30% of charges permanently (4xx) for 15s: each such payment ends failed with the provider's reason, none pending or dead-lettered, the others still settle", Invariants: []int{4, 8}},
 	{Name: "delete-queue", Action: ActionDeleteQueue, Target: "rabbitmq", Aim: AimRequest, Runtimes: localOnly, Topologies: single,
 		Exercises: "the broker loses the charge queue while the api publishes: unroutable messages", Invariants: []int{4, 5},
 		Settle: 20 * time.Second},

@@ -3,6 +3,7 @@ package fault
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -12,6 +13,9 @@ type MatrixConfig struct {
 	Topology      string   // single ("" too) or ha: only the kinds of that topology
 	APIs, Workers []string // the replicas a replica fault picks from
 	Seed          uint64   // picks the replicas and jitters the times; the same seed gives the same plan
+	// Kinds, if set, keeps only the kinds named (a matrix of one kind, to
+	// run it under another load); unknown names are an error.
+	Kinds []string
 }
 
 // The matrix plan's lead (steady load before the first fault), tail (load
@@ -32,11 +36,16 @@ func MatrixPlan(c MatrixConfig) ([]Step, time.Duration, error) {
 	if len(c.APIs) == 0 || len(c.Workers) == 0 {
 		return nil, 0, fmt.Errorf("matrix plan: need at least one api and one worker replica")
 	}
+	for _, name := range c.Kinds {
+		if _, ok := KindByName(name); !ok {
+			return nil, 0, fmt.Errorf("matrix plan: no fault kind %q", name)
+		}
+	}
 	rng := rand.New(rand.NewPCG(c.Seed, 0x6d617472))
 	var steps []Step
 	at := matrixLead
 	for _, k := range Kinds {
-		if !k.On(c.Runtime) || !k.In(c.Topology) {
+		if !k.On(c.Runtime) || !k.In(c.Topology) || (len(c.Kinds) > 0 && !slices.Contains(c.Kinds, k.Name)) {
 			continue
 		}
 		target := k.Target

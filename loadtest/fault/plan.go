@@ -30,6 +30,14 @@ const (
 	// ActionOutage makes the psp fail every call for the step's duration,
 	// then puts its configuration back.
 	ActionOutage Action = "outage"
+	// ActionStall stops a backing service's process (SIGSTOP) for the
+	// step's duration, then lets it go on (SIGCONT): the service stalls,
+	// its connections stay open and nothing is lost.
+	ActionStall Action = "stall"
+	// ActionReject makes the psp reject a share of charge calls
+	// permanently (a 4xx, nothing charged) for the step's duration, then
+	// puts its configuration back.
+	ActionReject Action = "reject"
 	// The network actions add toxics to one replica's path to one service
 	// (loadtest/netfault), for the step's duration, then remove them. The
 	// step's target names the path, "<replica>.<service>" (api-1.redis);

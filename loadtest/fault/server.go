@@ -20,6 +20,8 @@ type ServerDeps struct {
 	Runtime string
 	// Topology (single, ha) picks them too: ha plans hit the clusters.
 	Topology string
+	// MatrixKinds, if set, are the only kinds the matrix plan holds.
+	MatrixKinds []string
 }
 
 // NewServer returns the fault driver's HTTP interface:
@@ -54,7 +56,7 @@ func handleSchedule(d ServerDeps) http.Handler {
 			}
 		}
 		if q.Get("plan") == "matrix" {
-			steps, load, err := MatrixPlan(MatrixConfig{Runtime: d.Runtime, Topology: d.Topology, APIs: d.APIs, Workers: d.Workers, Seed: seed})
+			steps, load, err := MatrixPlan(MatrixConfig{Runtime: d.Runtime, Topology: d.Topology, APIs: d.APIs, Workers: d.Workers, Seed: seed, Kinds: d.MatrixKinds})
 			if err != nil {
 				writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 				return

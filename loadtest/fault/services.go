@@ -48,16 +48,39 @@ type PSPAdmin struct {
 	Client *http.Client
 }
 
+// RejectKnob is the psp knob (GET/PUT /admin/config) that Reject sets:
+// the probability that a charge call is rejected permanently, answered
+// with a 4xx and its reason, nothing charged.
+const RejectKnob = "reject_rate"
+
+// Reject sets the psp's RejectKnob to share for d, then puts back the
+// configuration it found, also when ctx ends first.
+func (p *PSPAdmin) Reject(ctx context.Context, share float64, d time.Duration) error {
+	if err := p.hold(ctx, map[string]any{RejectKnob: share}, d); err != nil {
+		return fmt.Errorf("psp reject: %w", err)
+	}
+	return nil
+}
+
 // Outage sets the psp's fail_before_rate to 1 (every call answered 503,
 // nothing charged) for d, then puts back the configuration it found, also
 // when ctx ends first.
 func (p *PSPAdmin) Outage(ctx context.Context, d time.Duration) error {
-	before, err := p.config(ctx, http.MethodGet, nil)
-	if err != nil {
+	if err := p.hold(ctx, map[string]any{"fail_before_rate": 1}, d); err != nil {
 		return fmt.Errorf("psp outage: %w", err)
 	}
-	if _, err := p.config(ctx, http.MethodPut, map[string]any{"fail_before_rate": 1}); err != nil {
-		return fmt.Errorf("psp outage: %w", err)
+	return nil
+}
+
+// hold applies patch to the psp's configuration for d, then puts back the
+// configuration it found, also when ctx ends first.
+func (p *PSPAdmin) hold(ctx context.Context, patch map[string]any, d time.Duration) error {
+	before, err := p.config(ctx, http.MethodGet, nil)
+	if err != nil {
+		return err
+	}
+	if _, err := p.config(ctx, http.MethodPut, patch); err != nil {
+		return err
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -68,7 +91,7 @@ func (p *PSPAdmin) Outage(ctx context.Context, d time.Duration) error {
 	restore, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	if _, err := p.config(restore, http.MethodPut, before); err != nil {
-		return fmt.Errorf("psp outage: put the configuration back: %w", err)
+		return fmt.Errorf("put the configuration back: %w", err)
 	}
 	return nil
 }

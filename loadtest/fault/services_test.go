@@ -53,3 +53,36 @@ func TestPSPOutageSendsTheAdminToken(t *testing.T) {
 		t.Errorf("PUT /admin/config bodies (-want +got):\n%s", diff)
 	}
 }
+
+// TestPSPRejectSetsTheKnobAndPutsItBack: a reject fault sets RejectKnob to
+// its share for its duration, then the knobs it found.
+func TestPSPRejectSetsTheKnobAndPutsItBack(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	knobs := map[string]any{fault.RejectKnob: 0.0, "idempotency": true}
+	var puts []map[string]any
+	psp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if r.Method == http.MethodPut {
+			var patch map[string]any
+			if err := json.NewDecoder(r.Body).Decode(&patch); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			puts = append(puts, patch)
+			for k, v := range patch {
+				knobs[k] = v
+			}
+		}
+		_ = json.NewEncoder(w).Encode(knobs)
+	}))
+	t.Cleanup(psp.Close)
+	if err := (&fault.PSPAdmin{URL: psp.URL, Token: "t"}).Reject(t.Context(), 0.3, 10*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	want := []map[string]any{{fault.RejectKnob: 0.3}, {fault.RejectKnob: 0.0, "idempotency": true}}
+	if diff := cmp.Diff(want, puts); diff != "" {
+		t.Errorf("PUT /admin/config bodies (-want +got):\n%s", diff)
+	}
+}

@@ -80,6 +80,14 @@ type Fault struct {
 	CutOff    int      `json:"cut_off"`
 	Takeovers int      `json:"takeovers"`
 	Stories   []string `json:"stories"`
+	// Recovered is the matrix's "recovered in" cell (verify.Recovery.Cell);
+	// BackMS when goodput was back (0: not measured or never), NeverMS
+	// when its bound ran out without it (0 otherwise); Why why it was not
+	// measured.
+	Recovered string `json:"recovered"`
+	BackMS    int64  `json:"back_ms,omitempty"`
+	NeverMS   int64  `json:"never_ms,omitempty"`
+	Why       string `json:"why,omitempty"`
 }
 
 // Story is everything that happened to one idempotency key of one

@@ -134,9 +134,19 @@ func (b *builder) addFaults(faults []verify.Fault) {
 		if ids == nil {
 			ids = []string{}
 		}
-		b.faults = append(b.faults, Fault{Seq: f.Seq, AtMS: f.At.Milliseconds(), Label: faultLabel(f), Action: string(f.Action),
+		pf := Fault{Seq: f.Seq, AtMS: f.At.Milliseconds(), Label: faultLabel(f), Action: string(f.Action),
 			Text: strings.ReplaceAll(strings.Join(strings.Fields(verify.Describe(f.Event)), " "), " ,", ","), Hit: hit, InFlight: f.InFlight, Frozen: f.Frozen,
 			Landed: f.Landed() && (len(b.r.Matrix) == 0 || row.Landed), TookMS: f.TookMS,
-			CutOff: row.CutOff, Takeovers: row.Takeovers, Stories: ids})
+			CutOff: row.CutOff, Takeovers: row.Takeovers, Stories: ids, Recovered: row.Recovery.Cell()}
+		if rec := row.Recovery; rec != nil {
+			pf.Why = rec.Why
+			switch {
+			case rec.Measured && rec.Recovered:
+				pf.BackMS = (rec.End + rec.In).Milliseconds()
+			case rec.Measured:
+				pf.NeverMS = (rec.End + rec.Bound).Milliseconds()
+			}
+		}
+		b.faults = append(b.faults, pf)
 	}
 }

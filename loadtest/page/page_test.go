@@ -82,8 +82,8 @@ func TestBuild(t *testing.T) {
 	if len(d.Faults) != 1 || !cmp.Equal(d.Faults[0].Stories, []string{"m:r1-hit"}) || d.Faults[0].CutOff != 1 || d.Faults[0].Takeovers != 1 {
 		t.Errorf("fault: %+v, want it to hit m:r1-hit with 1 cut-off and 1 takeover", d.Faults)
 	}
-	if len(d.Invariants) != 7 || d.Verdict != "PASS" {
-		t.Errorf("%d invariants, verdict %s; want 7, PASS (violations %+v)", len(d.Invariants), d.Verdict, r.Violations)
+	if len(d.Invariants) != 8 || d.Verdict != "PASS" {
+		t.Errorf("%d invariants, verdict %s; want 8, PASS (violations %+v)", len(d.Invariants), d.Verdict, r.Violations)
 	}
 }
 

@@ -167,6 +167,80 @@ func (b *Backend) PSPOutage(ctx context.Context, d time.Duration) error {
 	return b.cfg.PSP.Outage(ctx, d)
 }
 
+// PSPReject makes the psp reject a share of charges for d through its
+// admin API (fault.PSPAdmin.Reject).
+func (b *Backend) PSPReject(ctx context.Context, share float64, d time.Duration) error {
+	if b.cfg.PSP == nil {
+		return fmt.Errorf("psp reject: no psp admin API configured (PSP_ADMIN_URL, PSP_ADMIN_TOKEN)")
+	}
+	return b.cfg.PSP.Reject(ctx, share, d)
+}
+
+// StallService freezes the service's process (redis, postgres or
+// rabbitmq: the pid `harness status` reports) for d, then lets it go on;
+// see stall.
+func (b *Backend) StallService(ctx context.Context, service string, d time.Duration) (int, error) {
+	pid, err := b.servicePID(ctx, service)
+	if err != nil {
+		return 0, fmt.Errorf("stall %s: %w", service, err)
+	}
+	return pid, Stall(ctx, pid, d)
+}
+
+// servicePID asks `harness status` for the pid of a running service.
+func (b *Backend) servicePID(ctx context.Context, service string) (int, error) {
+	switch service {
+	case "redis", "rabbitmq", "postgres":
+	default:
+		return 0, fmt.Errorf("%q: only redis, rabbitmq and postgres", service)
+	}
+	spec := proc.Spec{Name: "harness status", Argv: []string{b.cfg.Harness, "status"}, Env: b.cfg.HarnessEnv, OnlyEnv: true}
+	r, err := proc.Run(ctx, spec, 30*time.Second)
+	if err != nil {
+		return 0, err
+	}
+	return statusPID(r.Out, service)
+}
+
+// statusPID reads the pid of service from `harness status` output, lines
+// of "<service> running pid <pid> port <port> ...".
+func statusPID(out, service string) (int, error) {
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 || f[0] != service {
+			continue
+		}
+		if f[1] != "running" || f[2] != "pid" {
+			return 0, fmt.Errorf("harness status: %s is %s: %w", service, f[1], ErrNotRunning)
+		}
+		pid, err := strconv.Atoi(f[3])
+		if err != nil || pid <= 1 {
+			return 0, fmt.Errorf("harness status: %s pid %q is not a pid", service, f[3])
+		}
+		return pid, nil
+	}
+	return 0, fmt.Errorf("harness status: no line for %s: %w", service, ErrNotRunning)
+}
+
+// Stall stops pid (SIGSTOP, waiting until the kernel shows it stopped) for
+// d, then lets it go on (SIGCONT), also when ctx ends first. The thaw is
+// sent whatever happened, so a stall never leaves a process stopped.
+func Stall(ctx context.Context, pid int, d time.Duration) error {
+	if err := proc.Freeze(pid, time.Second); err != nil {
+		return errors.Join(fmt.Errorf("stall pid %d: %w", pid, err), proc.Thaw(pid))
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	if err := proc.Thaw(pid); err != nil {
+		return fmt.Errorf("stall pid %d: thaw: %w", pid, err)
+	}
+	return nil
+}
+
 // FlushRedis runs FLUSHALL (on every primary of a Redis Cluster).
 func (b *Backend) FlushRedis(ctx context.Context) error {
 	if err := dial.ForEachPrimary(ctx, b.cfg.Redis, func(ctx context.Context, n *redis.Client) error { return n.FlushAll(ctx).Err() }); err != nil {
@@ -218,4 +292,8 @@ func (b *Backend) Freeze(ctx context.Context, name string) (int, error) {
 // Thaw sends SIGCONT to pid; a pid that is gone is no error.
 func (b *Backend) Thaw(pid int) error { return proc.Thaw(pid) }
 
-var _ fault.Failoverer = (*Backend)(nil)
+var (
+	_ fault.Failoverer = (*Backend)(nil)
+	_ fault.Staller    = (*Backend)(nil)
+	_ fault.Rejecter   = (*Backend)(nil)
+)

@@ -40,7 +40,8 @@ func Check(s Snapshot) Report {
 	c.outbox()                                      // 5
 	c.landed(r.Requests)                            // 6
 	r.History = c.histories()                       // 7
-	r.Matrix = c.matrix(r.Faults)
+	r.Liveness = c.liveness(r.Faults)               // 8
+	r.Matrix = c.matrix(r.Faults, r.Liveness.Recoveries)
 	r.PSP = PSP{ByOutcome: s.PSPCalls, Charges: len(s.Charges)}
 	for _, n := range s.PSPCalls {
 		r.PSP.Calls += n

@@ -35,11 +35,13 @@ type FaultRow struct {
 	// Violated the invariants broken by payments created in its window.
 	Exercises []int `json:"exercises"`
 	Violated  []int `json:"violated"`
+	// Recovery is how goodput came back after it (invariant 8).
+	Recovery *Recovery `json:"recovery,omitempty"`
 }
 
-// matrix builds one row per fault, in time order. Violations are counted
+// matrix builds one row per fault, in time order, with its recovery. Violations are counted
 // against the fault whose window holds the creation of a payment they name.
-func (c *checker) matrix(faults []Fault) []FaultRow {
+func (c *checker) matrix(faults []Fault, recoveries []Recovery) []FaultRow {
 	if len(faults) == 0 {
 		return nil
 	}
@@ -115,6 +117,9 @@ func (c *checker) matrix(faults []Fault) []FaultRow {
 			row.Violated = append(row.Violated, inv)
 		}
 		slices.Sort(row.Violated)
+		if i < len(recoveries) {
+			row.Recovery = &recoveries[i]
+		}
 		rows[i] = row
 	}
 	return rows

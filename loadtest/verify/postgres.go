@@ -22,12 +22,12 @@ func likeRun(runID string) string {
 
 func readPayments(ctx context.Context, db *pgxpool.Pool, runID string) ([]Payment, error) {
 	rows, _ := db.Query(ctx, `SELECT id, merchant_id, idempotency_key, amount, request_fingerprint, currency, status,
-			coalesce(psp_charge_id, ''), response_status, encode(sha256(response_body), 'hex'), created_at, updated_at
+			coalesce(psp_charge_id, ''), coalesce(failure_reason, ''), response_status, encode(sha256(response_body), 'hex'), created_at, updated_at
 		FROM payments WHERE idempotency_key LIKE $1 ORDER BY created_at, id`, likeRun(runID))
 	ps, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Payment, error) {
 		var p Payment
 		err := row.Scan(&p.ID, &p.Merchant, &p.Key, &p.Amount, &p.Fingerprint, &p.Currency, &p.Status,
-			&p.PSPChargeID, &p.ResponseStatus, &p.ResponseSHA256, &p.CreatedAt, &p.UpdatedAt)
+			&p.PSPChargeID, &p.FailureReason, &p.ResponseStatus, &p.ResponseSHA256, &p.CreatedAt, &p.UpdatedAt)
 		return p, err
 	})
 	if err != nil {

@@ -31,6 +31,9 @@ type Snapshot struct {
 	// ExpectFaults is false for a run without faults: invariant 6 is then
 	// not checked.
 	ExpectFaults bool
+	// Lease is the api's IDEM_LEASE (invariant 8's key check); zero means
+	// its default, 10 s.
+	Lease time.Duration
 	// RequireLanded makes every fault that did not land where it was aimed
 	// (fault.Event.Landed) a violation of invariant 6 (make fault-matrix).
 	RequireLanded bool
@@ -46,6 +49,7 @@ type Payment struct {
 	Currency       string    `json:"currency"`
 	Status         string    `json:"status"` // pending, succeeded, failed
 	PSPChargeID    string    `json:"psp_charge_id,omitempty"`
+	FailureReason  string    `json:"failure_reason,omitempty"`
 	ResponseStatus int       `json:"response_status"`
 	ResponseSHA256 string    `json:"response_sha256"` // hex SHA-256 of response_body
 	CreatedAt      time.Time `json:"created_at"`

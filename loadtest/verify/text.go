@@ -22,6 +22,7 @@ var invariants = []string{
 	5: "no boundary record PENDING past its lease; outbox fully published",
 	6: "faults landed mid-request (cut-offs, takeovers, work seen frozen)",
 	7: "every key's history linearizable against the model (porcupine)",
+	8: "goodput back after every fault in its bound; no key blocked",
 }
 
 // Invariants returns the one-line statements of the checked invariants;
@@ -90,8 +91,8 @@ func (r Report) WriteText(w io.Writer) error {
 	}
 	if len(r.Matrix) > 0 {
 		p.f("fault matrix (one row per fault; cut-offs, 503s, takeovers and violations in its window, up to the next fault)\n")
-		p.f("  %-3s %-20s %-17s %-8s %-7s %-17s %-8s %-9s %-6s %-10s %-12s %s\n",
-			"#", "kind", "target", "at", "landed", "hit", "inflight", "cut off", "503s", "takeovers", "exercises", "violated")
+		p.f("  %-3s %-20s %-17s %-8s %-7s %-17s %-8s %-9s %-6s %-10s %-12s %-9s %s\n",
+			"#", "kind", "target", "at", "landed", "hit", "inflight", "cut off", "503s", "takeovers", "exercises", "violated", "recovered in")
 		for _, row := range r.Matrix {
 			landed := "yes"
 			if !row.Landed {
@@ -101,11 +102,11 @@ func (r Report) WriteText(w io.Writer) error {
 			if row.Frozen {
 				inflight += "*"
 			}
-			p.f("  %-3d %-20s %-17s %-8s %-7s %-17s %-8s %-9d %-6d %-10d %-12s %s\n", row.Seq, row.Kind, row.Target,
+			p.f("  %-3d %-20s %-17s %-8s %-7s %-17s %-8s %-9d %-6d %-10d %-12s %-9s %s\n", row.Seq, row.Kind, row.Target,
 				fmt.Sprintf("t+%.0fs", row.At.Seconds()), landed, orNone(row.Hit), inflight, row.CutOff, row.Unavailable, row.Takeovers,
-				ints(row.Exercises), orNone(ints(row.Violated)))
+				ints(row.Exercises), orNone(ints(row.Violated)), row.Recovery.Cell())
 		}
-		p.f("  (* counted in the frozen replica)\n")
+		p.f("  (* counted in the frozen replica; recovered in: after the fault ended, goodput back to %.0f%% of before, against the kind's bound)\n", RecoveryShare*100)
 	}
 	p.f("worker lease takeovers (%d)\n", len(r.Takeovers))
 	for _, t := range r.Takeovers {
@@ -154,6 +155,9 @@ func (r Report) WriteText(w io.Writer) error {
 		}
 		if i == 7 {
 			note = " " + r.History.summary()
+		}
+		if i == 8 {
+			note = " " + r.Liveness.Summary()
 		}
 		p.f("  %d %-70s %s%s\n", i, invariants[i], status, note)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/oncepay/oncepay/pkg/service/dial"
 
 	"github.com/oncepay/oncepay/loadtest/container"
+	"github.com/oncepay/oncepay/loadtest/fault"
 	"github.com/oncepay/oncepay/loadtest/process"
 )
 
@@ -23,6 +24,7 @@ type config struct {
 	Topology     string                     // TOPOLOGY: single (default) or ha, the plans' fault kinds
 	EventsPath   string                     // FAULTD_EVENTS, required: the fault log (JSON lines), appended to
 	WaitInFlight time.Duration              // FAULTD_WAIT_IN_FLIGHT, default 2s
+	MatrixKinds  []string                   // FAULTD_MATRIX_KINDS: comma-separated; the matrix plan holds only these kinds
 	Replicas     map[string]process.Replica // FAULTD_REPLICAS, default defaultReplicas[Runtime]
 	RedisMode    string                     // REDIS_MODE: single (default), cluster or sentinel (package dial)
 	RedisURL     string                     // REDIS_URL, required: the runtime's Redis, for FLUSHALL
@@ -133,6 +135,12 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if c.RedisURL != "" {
 		if err := dial.CheckRedisTuned(c.RedisMode, c.RedisURL, dial.RedisTuning{ClusterAddrs: c.RedisAddrs}); err != nil {
 			fail("REDIS_MODE %s, REDIS_URL: %w", c.RedisMode, err)
+		}
+	}
+	for _, k := range strings.FieldsFunc(str("FAULTD_MATRIX_KINDS", ""), func(r rune) bool { return r == ',' || r == ' ' }) {
+		c.MatrixKinds = append(c.MatrixKinds, k)
+		if _, ok := fault.KindByName(k); !ok {
+			fail("FAULTD_MATRIX_KINDS: no fault kind %q", k)
 		}
 	}
 	if c.WaitInFlight, err = time.ParseDuration(str("FAULTD_WAIT_IN_FLIGHT", "2s")); err != nil || c.WaitInFlight <= 0 {

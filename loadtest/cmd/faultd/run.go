@@ -109,7 +109,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Handler: fault.NewServer(fault.ServerDeps{
 			Logger: log, Driver: driver, Events: events,
 			APIs: names(cfg.Replicas, "api"), Workers: names(cfg.Replicas, "worker"), Runtime: cfg.Runtime,
-			Topology: cfg.Topology,
+			Topology: cfg.Topology, MatrixKinds: cfg.MatrixKinds,
 		}),
 		ReadHeaderTimeout: 5 * time.Second,
 	}

@@ -29,6 +29,9 @@ type config struct {
 	// aimed (make fault-matrix).
 	RequireLanded bool
 	K6Exit        int // -k6-exit: k6's exit status; not 0 fails the run
+	// Lease is -lease: the api's IDEM_LEASE, what invariant 8 allows a
+	// key to answer 409 past its holder.
+	Lease time.Duration
 	// Logs are -logs: glob patterns of the services' JSON logs, read for
 	// the payment stories of report.html (none: the stories go without).
 	Logs        []string
@@ -63,6 +66,7 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.BoolVar(&c.Faults, "faults", true, "the run injected faults: fail unless one landed mid-request")
 	fs.BoolVar(&c.RequireLanded, "require-landed", false, "fail on any fault that did not land where it was aimed")
 	fs.IntVar(&c.K6Exit, "k6-exit", 0, "k6's exit status (99: a threshold was crossed); not 0 fails the run")
+	fs.DurationVar(&c.Lease, "lease", 10*time.Second, "the api's IDEM_LEASE: how long a key may answer 409 after its holder is gone (invariant 8)")
 	var logs string
 	fs.StringVar(&logs, "logs", "", "comma-separated glob patterns of the services' JSON logs, for the payment stories of report.html")
 	if err := fs.Parse(args[1:]); err != nil {

@@ -26,7 +26,7 @@ func TestLoadConfig(t *testing.T) {
 	}
 	want := config{
 		RunDir: dir, RunID: "r42", PSPAdminURL: "http://127.0.0.1:8092", PSPToken: "t0ken", Queue: "payments.charge",
-		RetryDelays: []time.Duration{time.Second, 5 * time.Second, 15 * time.Second}, Drain: 30 * time.Second, Faults: true,
+		RetryDelays: []time.Duration{time.Second, 5 * time.Second, 15 * time.Second}, Drain: 30 * time.Second, Faults: true, Lease: 10 * time.Second,
 		DatabaseURL: "postgres://x", RedisMode: "single", RedisURL: "redis://x", AMQPURL: "amqp://x",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

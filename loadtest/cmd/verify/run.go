@@ -85,7 +85,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	s.Attempts, s.Faults, s.Drain, s.ExpectFaults = attempts.Attempts, faults, drain, cfg.Faults
-	s.RequireLanded = cfg.RequireLanded
+	s.RequireLanded, s.Lease = cfg.RequireLanded, cfg.Lease
 	r := verify.Check(s)
 	k6 := verify.K6{Exit: cfg.K6Exit}
 	if k6.Thresholds, err = verify.ReadK6Summary(filepath.Join(cfg.RunDir, "summary.json")); err != nil && cfg.K6Exit != 0 {
