@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,9 +27,13 @@ import (
 type oncepayAPI struct {
 	base, ops string
 	merchants [2]string // merchant ids, credential a and b
+	redisURL  string // its own database of the harness Redis
 	pool      *pgxpool.Pool
 	logs      *lines
 }
+
+// redisDB is this package's database of the harness Redis.
+const redisDB = 13
 
 type lines struct {
 	mu  sync.Mutex
@@ -62,12 +67,17 @@ func startOncepay(t *testing.T, tags string, extra map[string]string) *oncepayAP
 	if _, err := migrations.Apply(context.Background(), pool); err != nil {
 		t.Fatal(err)
 	}
-	a := &oncepayAPI{pool: pool, logs: &lines{}}
+	redisURL, err := url.Parse(testenv.RedisURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	redisURL.Path = fmt.Sprintf("/%d", redisDB)
+	a := &oncepayAPI{pool: pool, logs: &lines{}, redisURL: redisURL.String()}
 	for i := range a.merchants {
 		a.merchants[i] = strings.ReplaceAll(testenv.Name(t, fmt.Sprintf("m%d", i)), "-", "_")
 	}
 	env := map[string]string{
-		"API_LISTEN_ADDR": "127.0.0.1:0", "API_OPS_ADDR": "127.0.0.1:0", "REDIS_URL": testenv.RedisURL(t), "DATABASE_URL": dbURL,
+		"API_LISTEN_ADDR": "127.0.0.1:0", "API_OPS_ADDR": "127.0.0.1:0", "REDIS_URL": a.redisURL, "DATABASE_URL": dbURL,
 		"AMQP_URL": testenv.AMQPURL(t), "AMQP_EXCHANGE": testenv.Name(t, "payments"), "AMQP_QUEUE": testenv.Name(t, "payments") + ".charge",
 		"API_MERCHANT_KEYS": a.merchants[0] + "=sk_test_" + a.merchants[0] + "," + a.merchants[1] + "=sk_test_" + a.merchants[1],
 		"API_INSTANCE": "conform", "SHUTDOWN_GRACE": "5s", "IDEM_LEASE": "2s", "PATH": os.Getenv("PATH"),
@@ -157,11 +167,28 @@ func (a *oncepayAPI) target() conform.Target {
 	}
 }
 
-// oncepay's api passes every applicable rule; the two it gives no input
-// for (a 5xx knob, an expiry policy URL) are n/a.
+// flushDuringStorm makes tgt's storm flush the api's Redis database four
+// times: every key the boundary held is forgotten mid-storm.
+func (a *oncepayAPI) flushDuringStorm(tgt conform.Target) conform.Target {
+	tgt.Storm.FaultCommand = "redis-cli -u '" + a.redisURL + "' FLUSHDB"
+	tgt.Storm.FaultAt = []time.Duration{300 * time.Millisecond, 900 * time.Millisecond, 1500 * time.Millisecond, 2500 * time.Millisecond}
+	return tgt
+}
+
+// oncepay's api passes every applicable rule, with its Redis flushed
+// during the storm; the two rules it gives no input for (a 5xx knob, an
+// expiry policy URL) are n/a.
 func TestOncepayAPIConforms(t *testing.T) {
 	a := startOncepay(t, "", nil)
-	rep := conform.Run(t, a.target())
+	rep := conform.Run(t, a.flushDuringStorm(a.target()))
+	if n := len(rep.Storm.Faults); n != 4 {
+		t.Errorf("%d faults ran, want 4", n)
+	}
+	for _, f := range rep.Storm.Faults {
+		if f.Err != "" || !strings.Contains(f.Output, "OK") {
+			t.Errorf("fault at %s: %q %s", f.At, f.Output, f.Err)
+		}
+	}
 	for _, row := range rep.Rows {
 		wantNA := row.ID == "5xx-not-cached" || row.ID == "expiry"
 		if (row.Result == conform.NA) != wantNA {
