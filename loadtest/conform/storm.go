@@ -195,6 +195,9 @@ func (t Target) storm(ctx context.Context, progress func(string)) *StormReport {
 	return r
 }
 
+// finalReaders is how many final effect reads run at once.
+const finalReaders = 16
+
 // operations turns the history into porcupine operations, with a final
 // read per key when the target can read effects. Attempts without an
 // answer, or with a 5xx, stay open until the final reads.
@@ -221,16 +224,34 @@ func (t Target) operations(ctx context.Context, r *StormReport, keys []string) [
 	if t.Effects == nil {
 		return ops
 	}
+	// The final reads, finalReaders at a time (an effect command is a process each).
+	type read struct {
+		op  porcupine.Operation
+		n   int
+		err error
+	}
+	reads := make([]read, len(keys))
+	sem := make(chan struct{}, finalReaders)
+	var wg sync.WaitGroup
+	for i, k := range keys {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			call := time.Now()
+			n, err := t.Effects.Effects(ctx, EffectQuery{Key: k, Credential: "a", Location: t.location(firstOK[k])})
+			reads[i] = read{n: n, err: err, op: porcupine.Operation{ClientId: -1, Input: modelInput{Key: k, Final: true}, Call: ns(call), Output: modelOutput{Effects: n}, Return: ns(time.Now())}}
+		}()
+	}
+	wg.Wait()
 	r.Effects = map[int]int{}
-	for _, k := range keys {
-		call := time.Now()
-		n, err := t.Effects.Effects(ctx, EffectQuery{Key: k, Credential: "a", Location: t.location(firstOK[k])})
-		if err != nil {
-			r.ReadErrs = append(r.ReadErrs, fmt.Sprintf("%s: %v", k, err))
+	for i, rd := range reads {
+		if rd.err != nil {
+			r.ReadErrs = append(r.ReadErrs, fmt.Sprintf("%s: %v", keys[i], rd.err))
 			continue
 		}
-		r.Effects[n]++
-		ops = append(ops, porcupine.Operation{ClientId: -1, Input: modelInput{Key: k, Final: true}, Call: ns(call), Output: modelOutput{Effects: n}, Return: ns(time.Now())})
+		r.Effects[rd.n]++
+		ops = append(ops, rd.op)
 	}
 	return ops
 }

@@ -71,6 +71,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		stormKeys, stormClients   int
 		stormParallel, stormTries int
 		stormOther                int
+		effPG, effSQL             string
 	)
 	fs.StringVar(&t.URL, "url", "", "the endpoint (required), e.g. http://127.0.0.1:8080/v1/payments")
 	fs.StringVar(&t.Method, "method", "POST", "the method of the operation")
@@ -85,6 +86,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Var(&fail, "fail-header", "a header that makes the target answer 5xx, 'Name: value'; none: the 5xx rule is n/a")
 	fs.StringVar(&effURL, "effects-url", "", "GET this URL ({key} {credential} {location}) for the effect count (an integer body, or 2xx=1 / 404=0)")
 	fs.StringVar(&effCmd, "effects-cmd", "", "run this sh command for the effect count (env CONFORM_KEY, CONFORM_CREDENTIAL, CONFORM_LOCATION)")
+	fs.StringVar(&effPG, "effects-pg", "", "a Postgres URL to read the effect count from with -effects-sql")
+	fs.StringVar(&effSQL, "effects-sql", "", "the count query for -effects-pg: $1 is the key, $2 the credential (a or b)")
 	fs.StringVar(&t.ExpiryDoc, "expiry-doc", "", "URL of the published key expiry policy; none: the expiry rule is n/a")
 	fs.StringVar(&t.GetURL, "get-url", "", "URL for the key-on-GET rule (default -url)")
 	fs.DurationVar(&t.Timeout, "timeout", 10*time.Second, "one request's limit")
@@ -122,9 +125,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		t.Body = string(b)
 	}
-	switch {
-	case effURL != "" && effCmd != "":
-		return usage("give -effects-url or -effects-cmd, not both")
+	if (effPG == "") != (effSQL == "") {
+		return usage("-effects-pg and -effects-sql go together")
+	}
+	switch n := btoi(effURL != "") + btoi(effCmd != "") + btoi(effPG != ""); {
+	case n > 1:
+		return usage("give one of -effects-url, -effects-cmd and -effects-pg, not both")
+	case effPG != "":
+		e, err := conform.NewEffectSQL(ctx, effPG, effSQL)
+		if err != nil {
+			return usage(err.Error())
+		}
+		defer e.Pool.Close()
+		t.Effects = e
 	case effURL != "":
 		t.Effects = conform.EffectURL{Template: effURL, Header: h.h}
 	case effCmd != "":
@@ -212,4 +225,11 @@ func writeFile(path string, write func(io.Writer) error) error {
 		return fmt.Errorf("write %q: %w", path, err)
 	}
 	return f.Close()
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -23,6 +23,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{"no placeholder", []string{"-url", "http://127.0.0.1:1/x", "-body", "{}"}, "{{vary}}"},
 		{"bad header", []string{"-url", "http://127.0.0.1:1/x", "-body", "{{vary}}", "-H", "nocolon"}, "Name: value"},
 		{"two effect readers", []string{"-url", "http://127.0.0.1:1/x", "-body", "{{vary}}", "-effects-url", "http://x/{key}", "-effects-cmd", "echo 1"}, "not both"},
+		{"effects-pg without its query", []string{"-url", "http://127.0.0.1:1/x", "-body", "{{vary}}", "-effects-pg", "postgres://x"}, "go together"},
 		{"fault times without command", []string{"-url", "http://127.0.0.1:1/x", "-body", "{{vary}}", "-fault-at", "1s"}, "fault command"},
 		{"stray argument", []string{"-url", "http://127.0.0.1:1/x", "-body", "{{vary}}", "extra"}, "unexpected"},
 	}
