@@ -249,6 +249,10 @@ conform-build: ## build the conform command (an Idempotency-Key conformance, sto
 conform: conform-build ## run conform against the api that make up started on RUNTIME (CONFORM_FLAGS adds flags); reports in .run/conform[-RUNTIME]
 	RUNTIME=$(RUNTIME) scripts/conform $(CONFORM_FLAGS)
 
+.PHONY: conform-peers
+conform-peers: ## conform against Fiber v2 (memory, Redis) and v3 idempotency middlewares (separate modules, not in go.work) on the harness; table in .run/conform-peers
+	$(HARNESS) run -- scripts/conform-peers
+
 # ---------------------------------------------------------------------------
 # benchmarks and the performance report (loadtest/bench, docs/PERFORMANCE.md).
 # Not part of make test: they take minutes and load the whole machine. They
