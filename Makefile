@@ -68,11 +68,12 @@ lint-examples: ## go vet and staticcheck in examples/, outside the workspace (GO
 COMPARE_TEST_FILES = $(wildcard services/*/cmd/*/*_compare_test.go)
 
 .PHONY: test-compare
-test-compare: ## go test -race -tags compare: the comparison strategies' tests in the api's and the worker's teaching build (needs the services)
+test-compare: ## go test -race -tags compare: the comparison strategies' tests in the api's and the worker's teaching build, and conform against each (needs the services)
 	@tests=$$(grep -ho '^func Test[A-Za-z0-9_]*' $(COMPARE_TEST_FILES) | sed 's/^func //' | paste -sd'|'); \
 	for svc in api worker; do \
 		(cd services/$$svc && $(GO) test -race -count=1 -p 1 -tags compare -run "^($$tests)\$$" ./...) || exit 1; \
 	done
+	cd loadtest && $(GO) test -race -count=1 -p 1 -tags compare -run '^TestConformCompareStrategies$$' ./conform
 
 # FUZZTIME bounds the fuzz run of make test; plain go test (test-go) runs
 # only the committed seed corpus (testdata/fuzz).
@@ -255,6 +256,18 @@ compare: k6 ## the same fault run against oncepay and every naive strategy (~3-4
 compare-report: ## print the table and redraw the chart of the last make compare (.run/compare) without running anything
 	$(GO) build -o bin/compare ./loadtest/cmd/compare
 	bin/compare -report-only $(COMPARE_FLAGS)
+
+.PHONY: conform-build
+conform-build: ## build the conform command (an Idempotency-Key conformance, storm and history checker, docs/conform.md) into bin/
+	$(GO) build -o bin/conform ./loadtest/cmd/conform
+
+.PHONY: conform
+conform: conform-build ## run conform against the api that make up started on RUNTIME (CONFORM_FLAGS adds flags); reports in .run/conform[-RUNTIME]
+	RUNTIME=$(RUNTIME) scripts/conform $(CONFORM_FLAGS)
+
+.PHONY: conform-peers
+conform-peers: ## conform against Fiber v2 (memory, Redis) and v3 idempotency middlewares (separate modules, not in go.work) on the harness; table in .run/conform-peers
+	$(HARNESS) run -- scripts/conform-peers
 
 # ---------------------------------------------------------------------------
 # benchmarks and the performance report (loadtest/bench, docs/PERFORMANCE.md).
