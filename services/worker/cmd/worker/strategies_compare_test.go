@@ -105,9 +105,10 @@ func checkStrategyShown(t *testing.T, w *worker, s naive.Strategy) {
 // backstop, Redis data loss lets the api create a second payment for a key
 // (stored under an alias, see naive.NoBackstopAlias). The worker claims and
 // charges it under the client's key, so the psp, which already charged that
-// key for the first payment, refuses the second request: no second charge,
-// but a payment the client was told about ends in the dead-letter queue. It
-// flushes this package's Redis database, so it does not run in parallel.
+// key for the first payment, refuses the second request for good: no second
+// charge, but a payment the client was told about ends failed with the
+// psp's reason. It flushes this package's Redis database, so it does not run
+// in parallel.
 func TestNoBackstopDuplicateIsRefusedByThePSP(t *testing.T) {
 	e := newEnv(t, nil)
 	e.startWorker("nobackstop", map[string]string{"IDEM_STRATEGY": string(naive.StrategyNoBackstop)})
@@ -129,19 +130,17 @@ func TestNoBackstopDuplicateIsRefusedByThePSP(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.publish(e.message(second), 1)
-	eventually(t, 15*time.Second, func() string {
-		if d := e.queueDepth(e.topo.DeadLetterQueue()); d != 1 {
-			return "the second payment is not dead-lettered yet"
-		}
-		return ""
-	})
+	e.waitTerminal(15*time.Second, second.ID)
 	l := e.ledger(second.ID)
 	if len(l.Charges) != 0 || len(l.Calls) != 1 || l.Calls[0].Outcome != pspclient.OutcomeMismatch ||
 		l.Calls[0].IdempotencyKey != e.merchant+":"+first.Key {
 		t.Errorf("psp ledger of the second payment %+v: want one call under the client's key, refused as a mismatch", l)
 	}
-	if r := e.row(second.ID); r.Status != "pending" {
-		t.Errorf("second payment %+v, want it left pending (dead-lettered)", r)
+	if r := e.row(second.ID); r.Status != "failed" || !strings.Contains(r.Reason, "idempotency-key-mismatch") {
+		t.Errorf("second payment %+v, want it failed with the psp's reason", r)
+	}
+	if d := e.queueDepth(e.topo.DeadLetterQueue()); d != 0 {
+		t.Errorf("%d messages dead-lettered, want none: a refused charge settles the payment", d)
 	}
 	if n := len(e.ledger(first.ID).Charges); n != 1 {
 		t.Errorf("first payment charged %d times, want 1", n)
