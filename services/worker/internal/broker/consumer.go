@@ -66,7 +66,7 @@ func (c *Conn) Consume(t Topology, prefetch int, tag string) (*Consumer, error) 
 	if err := ch.Qos(prefetch, 0, false); err != nil {
 		return fail(fmt.Errorf("amqp qos: %w", err))
 	}
-	pub, err := newPublisher(ch)
+	pub, err := newPublisher(ch, c.confirms)
 	if err != nil {
 		return fail(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/oncepay/oncepay/pkg/service/amqpconfirm"
 	"github.com/oncepay/oncepay/pkg/service/dial"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -24,6 +25,8 @@ type Conn struct {
 	*amqp.Connection
 	Epochs *Epochs
 
+	confirms *amqpconfirm.Recovery // the publishing gates of its channels
+
 	open     atomic.Bool
 	dead     chan error    // receives once: why recovery gave up
 	gone     chan struct{} // closed when recovery gave up
@@ -33,7 +36,9 @@ type Conn struct {
 
 // Dial connects to url with amqp091-go's built-in recovery switched on:
 // Config.Recovery with the given retry interval and count, Epochs as the
-// ConnectionRecovery (it wraps the library's default), the library's
+// ConnectionRecovery (it wraps amqpconfirm.Recovery, which stops
+// publishing on the channel while the library's default reopens it), the
+// library's
 // DefaultTopologyRecovery in TopologyRecoveryAllEnabled mode, and an
 // OnTopologyEntityError that aborts the attempt (so that the library retries
 // the whole reconnect) instead of skipping an entity, because a consumer
@@ -50,7 +55,8 @@ func Dial(url string, cfg DialConfig) (*Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("AMQP_URL: %w", err)
 	}
-	epochs := NewEpochs(cfg.Log)
+	confirms := amqpconfirm.NewRecovery(&amqp.DefaultConnectionRecovery{})
+	epochs := NewEpochs(cfg.Log, confirms)
 	props := amqp.NewConnectionProperties()
 	props.SetClientConnectionName(cfg.Name)
 	ac, err := amqp.DialConfig(nodes.URL(), amqp.Config{
@@ -70,7 +76,7 @@ func Dial(url string, cfg DialConfig) (*Conn, error) {
 		return nil, fmt.Errorf("amqp dial: %w", err)
 	}
 	epochs.attach(ac)
-	c := &Conn{Connection: ac, Epochs: epochs, dead: make(chan error, 1), gone: make(chan struct{}), log: cfg.Log}
+	c := &Conn{Connection: ac, Epochs: epochs, confirms: confirms, dead: make(chan error, 1), gone: make(chan struct{}), log: cfg.Log}
 	c.open.Store(true)
 	states := make(chan *amqp.StateChanged, 16)
 	ac.NotifyStateChange(states)

@@ -9,9 +9,10 @@ import (
 )
 
 // Epochs counts the channel sessions lost to connection and channel closes.
-// It is the library's ConnectionRecovery with one step added: before handing
-// a close to amqp091-go's DefaultConnectionRecovery (which reconnects), it
-// bumps the epoch of the connection, or of the one channel that closed.
+// It is a ConnectionRecovery with one step added: before handing a close to
+// the recovery it wraps (the publishing gates', which wraps amqp091-go's
+// DefaultConnectionRecovery, which reconnects), it bumps the epoch of the
+// connection, or of the one channel that closed.
 //
 // Why: a delivery tag is only meaningful on the channel session that issued
 // it. After the library reopens a channel, tags start at 1 again, so acking a
@@ -33,10 +34,9 @@ type Epochs struct {
 	chanGens map[*amqp.Channel]uint64
 }
 
-// NewEpochs returns Epochs that log to log and then delegate to the
-// library's DefaultConnectionRecovery.
-func NewEpochs(log *slog.Logger) *Epochs {
-	return &Epochs{log: log, next: &amqp.DefaultConnectionRecovery{}, chanGens: make(map[*amqp.Channel]uint64)}
+// NewEpochs returns Epochs that log to log and then delegate to next.
+func NewEpochs(log *slog.Logger, next amqp.ConnectionRecovery) *Epochs {
+	return &Epochs{log: log, next: next, chanGens: make(map[*amqp.Channel]uint64)}
 }
 
 // OnConnectionClose implements amqp.ConnectionRecovery: every channel

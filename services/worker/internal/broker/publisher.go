@@ -6,28 +6,34 @@ import (
 	"fmt"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/oncepay/oncepay/pkg/service/amqpconfirm"
 )
 
 // ErrNotConfirmed is returned when the broker nacked a publish, returned it
-// as unroutable, or the channel was lost before it confirmed.
+// as unroutable, or the channel was lost (or being recovered) before it
+// confirmed.
 var ErrNotConfirmed = errors.New("amqp: publish not confirmed")
 
 // Publisher publishes persistent copies of messages straight to a queue
 // (through the default exchange, mandatory) and waits for the broker's
-// confirm. It must be used by one goroutine at a time: a basic.return is
+// confirm of that message. It sends nothing while the library recovers
+// the channel (amqpconfirm.Gate), so every confirm settles its own
+// message. It must be used by one goroutine at a time: a basic.return is
 // matched to the publish that is waiting.
 type Publisher struct {
-	ch      *amqp.Channel
+	gate    *amqpconfirm.Gate
 	returns chan amqp.Return
 }
 
 // newPublisher puts ch in confirm mode (the library puts it back after a
-// recovery) and listens for returned messages.
-func newPublisher(ch *amqp.Channel) (*Publisher, error) {
+// recovery), gates its publishes through confirms, the recovery of ch's
+// connection, and listens for returned messages.
+func newPublisher(ch *amqp.Channel, confirms *amqpconfirm.Recovery) (*Publisher, error) {
 	if err := ch.Confirm(false); err != nil {
 		return nil, fmt.Errorf("amqp confirm mode: %w", err)
 	}
-	return &Publisher{ch: ch, returns: ch.NotifyReturn(make(chan amqp.Return, 4))}, nil
+	return &Publisher{gate: confirms.Gate(ch), returns: ch.NotifyReturn(make(chan amqp.Return, 4))}, nil
 }
 
 // Publish sends msg to queue and returns nil only once the broker confirmed
@@ -39,19 +45,11 @@ func (p *Publisher) Publish(ctx context.Context, queue string, msg amqp.Publishi
 	for len(p.returns) > 0 { // stale returns of an earlier, failed publish
 		<-p.returns
 	}
-	dc, err := p.ch.PublishWithDeferredConfirmWithContext(ctx, "", queue, true, false, msg)
-	if err != nil {
-		return fmt.Errorf("publish to %s: %w", queue, err)
-	}
-	if dc == nil {
-		return fmt.Errorf("publish to %s: channel not in confirm mode: %w", queue, ErrNotConfirmed)
-	}
-	ok, err := dc.WaitContext(ctx)
-	if err != nil {
-		return fmt.Errorf("publish to %s: waiting for the confirm: %w: %w", queue, ErrNotConfirmed, err)
-	}
-	if !ok {
+	switch err := p.gate.Publish(ctx, "", queue, true, msg); {
+	case errors.Is(err, amqpconfirm.ErrNacked):
 		return fmt.Errorf("publish to %s: nacked: %w", queue, ErrNotConfirmed)
+	case err != nil: // not sent (recovering), unconfirmed, cut short, or a send error
+		return fmt.Errorf("publish to %s: %w: %w", queue, ErrNotConfirmed, err)
 	}
 	// A basic.return is dispatched before the basic.ack that follows it, so
 	// it is already here if the message was unroutable.
