@@ -60,8 +60,8 @@ test-examples: ## build and test examples/ outside the workspace (GOWORK=off) ag
 	$(EXAMPLES) $(GO) build ./... && $(GO) test -race -count=1 ./...
 
 .PHONY: test-adopt
-test-adopt: ## run every command of docs/adopt.md in order and check what it promises (scripts/tutorial-test; needs the services, PORT default 8090)
-	scripts/tutorial-test docs/adopt.md
+test-adopt: ## run every command of docs/adopt.md in order and check what it promises (scripts/tutorial-test; needs the services; the example listens on PORT, default 18090)
+	PORT=$${PORT:-18090} scripts/tutorial-test docs/adopt.md
 
 .PHONY: lint-examples
 lint-examples: ## go vet and staticcheck in examples/, outside the workspace (GOWORK=off)
