@@ -43,7 +43,7 @@ help: ## list the targets
 
 .PHONY: test
 test: lint tools k6 ## lint, install the pinned tools (helm, promtool, toxiproxy, k6), then run every module's tests, the teaching build's and a bounded fuzz run against real Redis/Postgres/RabbitMQ (started and stopped by scripts/harness)
-	$(HARNESS) run -- $(MAKE) test-go test-compare test-examples fuzz-go
+	$(HARNESS) run -- $(MAKE) test-go test-compare test-examples test-adopt fuzz-go
 
 .PHONY: test-go
 test-go: ## go test -race -count=1 -p 1 ./... in every module (needs the services: see make harness-up)
@@ -58,6 +58,10 @@ EXAMPLES := cd examples && export GOWORK=off &&
 .PHONY: test-examples
 test-examples: ## build and test examples/ outside the workspace (GOWORK=off) against the harness Redis and Postgres (needs the services)
 	$(EXAMPLES) $(GO) build ./... && $(GO) test -race -count=1 ./...
+
+.PHONY: test-adopt
+test-adopt: ## run every command of docs/adopt.md in order and check what it promises (scripts/tutorial-test; needs the services; the example listens on PORT, default 18090)
+	PORT=$${PORT:-18090} scripts/tutorial-test docs/adopt.md
 
 .PHONY: lint-examples
 lint-examples: ## go vet and staticcheck in examples/, outside the workspace (GOWORK=off)
