@@ -29,12 +29,15 @@ type OverloadPoint struct {
 	Copy    string  `json:"copy"`    // "new" or "base"
 	Factor  float64 `json:"factor"`  // 0 for the capacity run
 	Offered float64 `json:"offered"` // requests/s k6 was asked for (0: closed model)
-	// Sent is requests/s k6 actually sent: Offered less the iterations it
-	// dropped for want of a free VU (requests stuck in the api hold VUs).
+	// Sent is requests/s k6 sent and saw answered or timed out: Offered
+	// less the iterations it dropped for want of a free VU (requests stuck
+	// in the api hold VUs) and those still in flight when the run ended.
 	Sent     float64 `json:"sent"`
 	Accepted float64 `json:"accepted"` // 202s/s
-	// Goodput is payments/s that were accepted in the run and had been
-	// charged when the backlog drained (or DrainedIn ran out).
+	// Goodput is payments/s of the run's requests that the api accepted
+	// and a worker had charged when the backlog drained (or DrainedIn ran
+	// out), whether or not the client saw the 202 in time (a client that
+	// did not retries and gets the replay).
 	Goodput    float64 `json:"goodput"`
 	Refused    float64 `json:"refused"`     // 503s and 429s/s
 	RefusedP99 float64 `json:"refused_p99"` // ms

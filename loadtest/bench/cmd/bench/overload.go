@@ -17,7 +17,7 @@ import (
 // copies of the pipeline with the boundary on, this run's code ("new") and
 // BENCH_BASE's ("base", built from a temporary git worktree), each two api
 // replicas and two workers. Each copy's capacity is a closed-model run of
-// SaturationVUs clients; then both copies are offered, in alternating
+// 2 × SaturationVUs clients (enough to saturate it); then both copies are offered, in alternating
 // order, an open-model load of each factor × the larger capacity, for
 // OverloadSeconds each. Goodput is the payments accepted in a run that
 // were charged once its backlog drained.
@@ -51,7 +51,7 @@ func (b *bench) overload(ctx context.Context) error {
 	for _, v := range copies {
 		b.phase("overload: capacity of " + v.Name)
 		p, err := b.overloadRun(ctx, v, "ov-cap-"+v.Name, 0, 0, time.Duration(b.cfg.PhaseSeconds)*time.Second,
-			map[string]string{"LOAD": "vus", "VUS": strconv.Itoa(b.cfg.SaturationVUs)})
+			map[string]string{"LOAD": "vus", "VUS": strconv.Itoa(2 * b.cfg.SaturationVUs)})
 		if err != nil {
 			return err
 		}
