@@ -83,7 +83,8 @@ lint: ## gofmt check, go vet and the pinned staticcheck in every module, and doc
 	exit $$status
 
 .PHONY: docs-check
-docs-check: ## check the docs: Mermaid blocks parse and show their text, links and anchors resolve, README <= 16 KiB, docs pages <= 20 KiB
+docs-check: ## check the docs: Mermaid blocks parse and show their text, links, anchors and prose section references resolve, quoted results match their table, README <= 16 KiB, docs pages <= 20 KiB
+	scripts/docscheck/run --selftest
 	scripts/docscheck/run
 
 # HAS_COMPARE_TAG: does the current module have a file of the teaching build?

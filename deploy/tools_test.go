@@ -178,3 +178,64 @@ var (
 	envNamesMu   sync.Mutex
 	envNames     map[string]map[string]bool
 )
+
+// TestToolsPreferPinnedToolsOnPath runs deploy/tools on a PATH without go or
+// a network tool: a helm, kind and kubectl of the pinned versions there are
+// used as they are (an air-gapped machine), a kind of another version is
+// refused by name, and $KUBECTL is honoured unchecked.
+func TestToolsPreferPinnedToolsOnPath(t *testing.T) {
+	fakes := t.TempDir()
+	fake := func(dir, name, out string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\necho '"+out+"'\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	helm := fake(fakes, "helm", "v3.22.0+g1a2b3c4")
+	kind := fake(fakes, "kind", "kind v0.33.0 go1.26.8 linux/amd64")
+	kubectl := fake(fakes, "kubectl", "Client Version: v1.33.13")
+	tools := filepath.Join(repoRoot(t), "deploy", "tools")
+
+	runTools := func(env []string, args ...string) (stdout, stderr string, err error) {
+		t.Helper()
+		cmd := exec.Command(tools, args...)
+		cmd.Env = append([]string{"PATH=" + fakes + ":/usr/bin:/bin"}, env...)
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err = cmd.Run()
+		return o.String(), e.String(), err
+	}
+
+	out, errOut, err := runTools(nil, "helm", "kind", "kubectl")
+	if err != nil {
+		t.Fatalf("deploy/tools helm kind kubectl: %v\n%s", err, errOut)
+	}
+	if got, want := strings.Fields(out), []string{helm, kind, kubectl}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("paths printed = %q, want %q", got, want)
+	}
+	for _, want := range []string{"using helm v3.22.0 from PATH", "using kind v0.33.0 from PATH", "using kubectl v1.33.13 from PATH"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, errOut)
+		}
+	}
+
+	// a dispatcher or another release is not the pinned tool: refused, and
+	// with no go on PATH the install fails instead of using it
+	other := t.TempDir()
+	fake(other, "kubectl", "Client Version: v1.32.4-dispatcher")
+	fakes = other
+	_, errOut, err = runTools([]string{"KUBECTL=" + kubectl}, "kubectl")
+	if err != nil || !strings.Contains(errOut, "using kubectl from $KUBECTL") {
+		t.Errorf("with $KUBECTL set: err %v, stderr:\n%s", err, errOut)
+	}
+	fake(other, "kind", "kind v0.31.0 go1.25 linux/amd64")
+	_, errOut, err = runTools(nil, "kind")
+	if err == nil {
+		t.Fatalf("deploy/tools kind with only kind v0.31.0 on PATH and no go: succeeded\n%s", errOut)
+	}
+	if !strings.Contains(errOut, "is kind v0.31.0, not the pinned v0.33.0: not used") {
+		t.Errorf("stderr does not name the refused kind:\n%s", errOut)
+	}
+}

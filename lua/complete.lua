@@ -17,8 +17,9 @@
 -- Returns "OK" when ARGV[2] still owns the stage: it is PENDING with this owner
 -- (a lease that ran out without anyone taking over still counts: no newer owner
 -- exists whose result could be overwritten), or already COMPLETED by this owner
--- (a retried complete). Returns "LOST" otherwise: someone else took the stage
--- over, or it was released or forgotten. LOST never writes anything.
+-- (a retried complete, or one resent after a lost reply: it writes nothing and
+-- keeps the first run's result). Returns "LOST" otherwise: someone else took
+-- the stage over, or it was released or forgotten. LOST never writes anything.
 local s = ARGV[1]
 local f = redis.call('HMGET', KEYS[1], s .. ':state', s .. ':owner')
 if f[2] ~= ARGV[2] then

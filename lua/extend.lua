@@ -7,6 +7,8 @@
 --
 -- Returns the new expiry (integer, ms since epoch, Redis TIME) when the stage
 -- is PENDING and owned by ARGV[2]; returns "LOST" otherwise and changes nothing.
+-- A rerun by the same owner (a resend after a lost reply) extends again and
+-- returns the later expiry: the lease only moves forward.
 local s = ARGV[1]
 local f = redis.call('HMGET', KEYS[1], s .. ':state', s .. ':owner')
 if f[1] ~= 'P' or f[2] ~= ARGV[2] then

@@ -1,6 +1,10 @@
 // Package lua holds the idempotency boundary's Redis scripts, the single source
 // of truth for every state transition. Each script touches only KEYS[1] and
 // starts with a comment that states its KEYS, ARGV and return contract.
+// Every script answers a resend by the same owner (go-redis sends a command
+// or pipeline again after a connection reset, although Redis may have run
+// it) as it answered the first run, so a client retry never turns into a
+// different decision.
 //
 // The scripts are plain files so that they can be read, reviewed and loaded
 // with redis-cli on their own; this package only embeds them for Go callers.

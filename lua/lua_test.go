@@ -15,7 +15,8 @@ func TestScriptsDocumentContract(t *testing.T) {
 		if !strings.HasPrefix(src, "-- "+name+":") {
 			t.Errorf("%s.lua: does not start with its contract comment %q", name, "-- "+name+":")
 		}
-		for _, want := range []string{"KEYS[1]", "ARGV[1]", "Returns"} {
+		// "resen": each states how it answers a resend by its owner.
+		for _, want := range []string{"KEYS[1]", "ARGV[1]", "Returns", "resen"} {
 			if !strings.Contains(src, want) {
 				t.Errorf("%s.lua: contract comment does not mention %s", name, want)
 			}

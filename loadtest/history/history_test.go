@@ -22,6 +22,20 @@ func attempt(c string, a, b int, fp string, out Output) Op {
 	return Op{Client: c, Start: ms(a), End: ms(b), In: Input{Fingerprint: fp, Amount: 100}, Out: out}
 }
 
+// withAmount is op with amount sent instead of 100.
+func withAmount(op Op, amount int64) Op {
+	op.In.Amount = amount
+	return op
+}
+
+// amountRow is row with the stored amount set to amount.
+func amountRow(in Input, amount int64) Input {
+	r := *in.Row
+	r.Amount = amount
+	in.Row = &r
+	return in
+}
+
 func ok(id, body string) Output {
 	return Output{Answer: AnswerOK, Status: 202, PaymentID: id, BodySHA256: body}
 }
@@ -100,6 +114,25 @@ func TestCheck(t *testing.T) {
 			attempt("b", 0, 10, fp1, replay("pay_1", "b1")),
 			attempt("a", 20, 30, fp1, ok("pay_1", "b1")),
 		}, row("pay_1", fp1, "b1", "succeeded", charged), VerdictIllegal},
+		{"one ambiguous attempt for 100, a row and a charge of 999", []Op{
+			attempt("a", 0, 10, fp1, cutOff),
+		}, amountRow(row("pay_1", fp1, "b1", "succeeded", Charge{ID: "ch_1", Amount: 999}), 999), VerdictIllegal},
+		{"a 2xx for 100, a row and a charge of 999", []Op{
+			attempt("a", 0, 10, fp1, ok("pay_1", "b1")),
+		}, amountRow(row("pay_1", fp1, "b1", "succeeded", Charge{ID: "ch_1", Amount: 999}), 999), VerdictIllegal},
+		{"a replay of a payload sent with another amount", []Op{
+			attempt("a", 0, 10, fp1, ok("pay_1", "b1")),
+			withAmount(attempt("b", 20, 30, fp1, replay("pay_1", "b1")), 999),
+		}, row("pay_1", fp1, "b1", "succeeded", charged), VerdictIllegal},
+		{"a 422 after another payload's ambiguous attempt that took no effect", []Op{
+			attempt("a", 0, 10, fp1, cutOff),
+			attempt("b", 20, 30, fp2, mismatch),
+		}, noRow, VerdictIllegal},
+		{"a 422 after another payload's ambiguous attempt, then that payload's row", []Op{
+			attempt("a", 0, 10, fp1, cutOff),
+			attempt("b", 20, 30, fp2, mismatch),
+			attempt("b", 40, 50, fp2, ok("pay_2", "b2")),
+		}, row("pay_2", fp2, "b2", "succeeded", charged), VerdictIllegal},
 		{"a payment row nobody can have created", []Op{
 			attempt("a", 0, 10, fp1, refused),
 		}, row("pay_1", fp1, "b1", "pending"), VerdictIllegal},
@@ -134,6 +167,19 @@ func TestCheck(t *testing.T) {
 			attempt("a", 0, 10, fp1, cutOff),
 			attempt("b", 20, 30, fp2, mismatch),
 		}, row("pay_1", fp1, "b1", "succeeded", charged), VerdictOK},
+		{"an ambiguous attempt for 100 took effect: row and charge of 100", []Op{
+			withAmount(attempt("a", 0, 10, fp1, cutOff), 100),
+		}, row("pay_1", fp1, "b1", "succeeded", charged), VerdictOK},
+		{"after an ambiguous attempt that took no effect, another payload succeeds", []Op{
+			attempt("a", 0, 10, fp1, cutOff),
+			attempt("b", 20, 30, fp2, busy),
+			attempt("b", 40, 50, fp2, ok("pay_2", "b2")),
+			attempt("a", 60, 70, fp1, mismatch),
+		}, row("pay_2", fp2, "b2", "succeeded", charged), VerdictOK},
+		{"the first payload's holder, still alive, loses to the taker-over", []Op{
+			attempt("a", 0, 100, fp1, mismatch),
+			attempt("b", 20, 30, fp2, ok("pay_2", "b2")),
+		}, row("pay_2", fp2, "b2", "failed"), VerdictOK},
 		{"a replay that overlaps the first success", []Op{
 			attempt("b", 5, 20, fp1, replay("pay_1", "b1")),
 			attempt("a", 0, 30, fp1, ok("pay_1", "b1")),

@@ -57,12 +57,14 @@ type Charge struct {
 }
 
 // state is what the server has accepted for one key: nothing, or one
-// payload with its payment id and first answer. ID and Body are empty while
-// the acceptance is known only from an ambiguous attempt whose answer
-// nobody saw; the first answer seen binds them.
+// payload (its fingerprint and the amount the client sent) with its payment
+// id and first answer. ID and Body are empty while the acceptance is known
+// only from an ambiguous attempt whose answer nobody saw; the first answer
+// seen binds them.
 type state struct {
 	Accepted    bool
 	Fingerprint string
+	Amount      int64
 	ID          string
 	Body        string
 }
@@ -77,6 +79,14 @@ func step(s state, in Input, out Output) []state {
 		}
 		return nil
 	}
+	// A claim on the key is not an acceptance: a request whose holder died
+	// before committing its payment leaves nothing accepted, its claim is
+	// taken over by the next request whatever its payload, and that payload
+	// may succeed. Hence acceptance happens only through a 2xx or an
+	// ambiguous attempt that took effect (then the final read shows its
+	// row), and a 422 needs an accepted payload with another fingerprint.
+	// A 409 is legal in every state here; how long a key may answer it is
+	// a liveness question, not the model's.
 	switch out.Answer {
 	case AnswerBusy, AnswerNoEffect:
 		return []state{s}
@@ -84,7 +94,7 @@ func step(s state, in Input, out Output) []state {
 		if s.Accepted {
 			return []state{s}
 		}
-		return []state{s, {Accepted: true, Fingerprint: in.Fingerprint}}
+		return []state{s, {Accepted: true, Fingerprint: in.Fingerprint, Amount: in.Amount}}
 	case AnswerMismatch:
 		if s.Accepted && s.Fingerprint != in.Fingerprint {
 			return []state{s}
@@ -95,27 +105,28 @@ func step(s state, in Input, out Output) []state {
 			if out.Replayed {
 				return nil // a replay of an answer never given
 			}
-			return []state{{Accepted: true, Fingerprint: in.Fingerprint, ID: out.PaymentID, Body: out.BodySHA256}}
+			return []state{{Accepted: true, Fingerprint: in.Fingerprint, Amount: in.Amount, ID: out.PaymentID, Body: out.BodySHA256}}
 		}
-		if s.Fingerprint != in.Fingerprint || !out.Replayed ||
+		if s.Fingerprint != in.Fingerprint || s.Amount != in.Amount || !out.Replayed ||
 			(s.ID != "" && s.ID != out.PaymentID) || (s.Body != "" && s.Body != out.BodySHA256) {
 			return nil
 		}
-		return []state{{Accepted: true, Fingerprint: s.Fingerprint, ID: out.PaymentID, Body: out.BodySHA256}}
+		return []state{{Accepted: true, Fingerprint: s.Fingerprint, Amount: s.Amount, ID: out.PaymentID, Body: out.BodySHA256}}
 	}
 	return nil
 }
 
 // finalOK reports whether the system of record can hold in.Row and
 // in.Charges after the key reached s: no row for nothing accepted; the
-// accepted payload's row, id and first answer otherwise; at most one charge,
-// of the row's amount; succeeded exactly when there is one, failed without.
+// accepted payload's row (its fingerprint and the amount the client sent),
+// id and first answer otherwise; at most one charge, of the row's amount;
+// succeeded exactly when there is one, failed without.
 func finalOK(s state, in Input) bool {
 	if in.Row == nil {
 		return !s.Accepted && len(in.Charges) == 0
 	}
 	r := in.Row
-	if !s.Accepted || r.Fingerprint != s.Fingerprint ||
+	if !s.Accepted || r.Fingerprint != s.Fingerprint || r.Amount != s.Amount ||
 		(s.ID != "" && r.ID != s.ID) || (s.Body != "" && r.ResponseSHA256 != s.Body) {
 		return false
 	}
@@ -219,7 +230,7 @@ func describeState(s state) string {
 	if !s.Accepted {
 		return "nothing accepted"
 	}
-	return fmt.Sprintf("accepted fp %s id %s answer %s", short(s.Fingerprint), orUnknown(s.ID), short(s.Body))
+	return fmt.Sprintf("accepted fp %s amount %d id %s answer %s", short(s.Fingerprint), s.Amount, orUnknown(s.ID), short(s.Body))
 }
 
 func short(h string) string {

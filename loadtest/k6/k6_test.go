@@ -4,15 +4,22 @@ package k6_test
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
-// plan runs plan.js with seed and returns the request records it printed.
-func plan(t *testing.T, seed string) string {
+// k6Path is the pinned k6 in bin/.
+func k6Path(t *testing.T) string {
 	t.Helper()
 	k6, err := filepath.Abs("../../bin/k6")
 	if err != nil {
@@ -21,7 +28,13 @@ func plan(t *testing.T, seed string) string {
 	if _, err := os.Stat(k6); err != nil {
 		t.Fatalf("no k6 at %s (build the pinned one: make k6): %v", k6, err)
 	}
-	cmd := exec.Command(k6, "run", "--quiet", "--summary-mode=disabled", "--log-format=raw", "-e", "SEED="+seed, "-e", "PLAN_N=40", "plan.js")
+	return k6
+}
+
+// plan runs plan.js with seed and returns the request records it printed.
+func plan(t *testing.T, seed string) string {
+	t.Helper()
+	cmd := exec.Command(k6Path(t), "run", "--quiet", "--summary-mode=disabled", "--log-format=raw", "-e", "SEED="+seed, "-e", "PLAN_N=40", "plan.js")
 	cmd.Env = append(os.Environ(), "K6_NO_USAGE_REPORT=true")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -52,5 +65,81 @@ func TestPlanDeterministic(t *testing.T) {
 	}
 	if a == other {
 		t.Errorf("seeds 7 and 8 gave the same requests")
+	}
+}
+
+// TestClient runs testdata/client.js against a fake api: the client retries
+// a 429 after its Retry-After, and pay's onAmbiguous sends another payload
+// with the key right after an attempt cut off in flight, before its retry.
+func TestClient(t *testing.T) {
+	t.Parallel()
+	k6 := k6Path(t)
+	var mu sync.Mutex
+	var seen []string // key and amount of every request, in order
+	calls := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Amount int64 `json:"amount"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		key := r.Header.Get("Idempotency-Key")
+		mu.Lock()
+		seen = append(seen, fmt.Sprintf("%s %d", key, body.Amount))
+		calls[key]++
+		n := calls[key]
+		mu.Unlock()
+		switch {
+		case key == "rate-limited" && n == 1:
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(http.StatusTooManyRequests)
+		case key == "ambiguous" && n == 1: // cut off in flight
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+		case key == "ambiguous" && body.Amount == 100: // the other payload took the key
+			w.WriteHeader(http.StatusUnprocessableEntity)
+		default:
+			w.WriteHeader(http.StatusAccepted)
+			fmt.Fprintf(w, `{"id":"pay_%s_%d"}`, key, body.Amount)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	cmd := exec.Command(k6, "run", "--quiet", "--summary-mode=disabled", "--log-format=raw", "testdata/client.js")
+	cmd.Env = append(os.Environ(), "K6_NO_USAGE_REPORT=true", "BASE_URLS="+srv.URL)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("k6 run testdata/client.js: %v\n%s", err, out)
+	}
+	got := map[string]string{}
+	for _, l := range strings.Split(string(out), "\n") {
+		var res struct {
+			Kind, Name, Outcome string
+			Attempts            int
+			Other               *string
+		}
+		if json.Unmarshal([]byte(l), &res) != nil || res.Kind != "result" {
+			continue
+		}
+		got[res.Name] = fmt.Sprintf("%s after %d attempt(s)", res.Outcome, res.Attempts)
+		if res.Other != nil {
+			got[res.Name] += ", other payload " + *res.Other
+		}
+	}
+	want := map[string]string{
+		"rate-limited": "ok after 2 attempt(s)",
+		"ambiguous":    "rejected after 2 attempt(s), other payload ok",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("results (-want +got):\n%s\nk6 output:\n%s", diff, out)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	wantSeen := []string{"rate-limited 100", "rate-limited 100", "ambiguous 100", "ambiguous 101", "ambiguous 100"}
+	if diff := cmp.Diff(wantSeen, seen); diff != "" {
+		t.Errorf("requests in order (-want +got):\n%s", diff)
 	}
 }

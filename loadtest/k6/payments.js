@@ -3,7 +3,9 @@
 // Scenarios, all at a constant arrival rate for DURATION:
 //   steady         RATE payments/s across both api replicas; REPLAY_RATIO of
 //                  them are sent again on purpose and must replay byte-identically;
-//                  REUSE_RATIO of them reuse the key (see reuse)
+//                  REUSE_RATIO of them reuse the key (see reuse);
+//                  AMBIGUOUS_REUSE_RATIO reuse it with another payload right
+//                  after an attempt with an unknown outcome (see steady)
 //   burst          BURST_SIZE concurrent duplicates of one request (http.batch)
 //   race           one key sent by RACE_SIZE clients (VUs), at overlapping or
 //                  at different times
@@ -33,6 +35,7 @@ const latency = new Trend('payment_latency', true); // first attempt to final an
 const faultsApplied = new Counter('faults_applied');
 const faultsMidRequest = new Counter('faults_mid_request');
 const faultsFailed = new Counter('faults_failed');
+const reusedAfterAmbiguous = new Counter('keys_reused_after_ambiguous');
 
 const D = config.duration;
 const grace = '90s'; // let requests in flight finish their retries after the load stops
@@ -83,11 +86,18 @@ export const options = {
   // re-sends a request that carries an Idempotency-Key when a REUSED
   // connection breaks, which would hide the cut-off from the client count.
   noConnectionReuse: true,
+  // The thresholds are the client's side of the contract; a crossed one
+  // fails the run (cmd/verify). Every check states the contract exactly
+  // (a 503 or 429 with Retry-After is a documented answer, a wrong replay
+  // is not), so none may fail. Payments the client wanted complete within
+  // its retry budget, but for the few a fault outlasts. Dropped iterations
+  // are not the service's: k6 drops one when all its VUs are busy, which
+  // slow answers during a fault cause; they are reported, and invariant 8
+  // judges recovery.
   thresholds: {
     replay_identical: ['rate==1'],
     payment_completed: ['rate>0.99'],
-    checks: ['rate>0.99'],
-    dropped_iterations: [`count<${Math.max(10, Math.ceil(config.rate * config.durationSeconds * 0.01))}`],
+    checks: ['rate==1'],
   },
   summaryTrendStats: ['avg', 'p(50)', 'p(95)', 'p(99)', 'max'],
 };
@@ -162,20 +172,47 @@ function finish(r, timed = false) {
   if (timed && r.outcome === 'ok') latency.add(r.ms);
 }
 
-// steadyRequest is steady iteration i's request and whether it reuses its
-// key afterwards; both follow from the seed and i alone.
+// steadyRequest is steady iteration i's request, whether it reuses its key
+// afterwards and whether it reuses it after an ambiguous attempt; all follow
+// from the seed and i alone.
 export function steadyRequest(runID, i) {
   const rnd = mulberry32(seedOf(config.seed, 'steady', i));
   const req = request('steady', merchantOf(i), `${runID}-s-${i}`, amountOf(rnd), customerOf(rnd, i), `k6 steady ${i}`);
   const reuseKey = mulberry32(seedOf(config.seed, 'reuse', i))() < config.reuseRatio;
-  return { req, rnd, reuseKey };
+  const reuseAmbiguous = mulberry32(seedOf(config.seed, 'reuse-ambiguous', i))() < config.ambiguousReuseRatio;
+  return { req, rnd, reuseKey, reuseAmbiguous };
 }
 
+// steady sends one payment. If it reuses its key after an ambiguous
+// attempt, another payload goes out with the key right after the first
+// attempt whose outcome the client cannot know, before that attempt's
+// retry: whichever payload the service accepted first owns the key. If the
+// first took effect, the other gets 409 or 422; if it took none (its
+// holder died before committing), its claim is taken over and the other
+// may get 2xx, after which the original's retry gets 422. Invariant 7
+// checks every such history against the rows; here, only that the key did
+// not answer 2xx to both.
 export function steady(data) {
   const i = exec.scenario.iterationInTest;
-  const { req, rnd, reuseKey } = steadyRequest(data.runID, i);
-  const r = pay(req, rnd, { replica: i });
-  finish(r, true);
+  const { req, rnd, reuseKey, reuseAmbiguous } = steadyRequest(data.runID, i);
+  let other = null;
+  const opts = { replica: i };
+  if (reuseAmbiguous) {
+    opts.onAmbiguous = () => {
+      other = pay(reused(req), rnd, { replica: i + 1 });
+      reusedAfterAmbiguous.add(1);
+    };
+  }
+  const r = pay(req, rnd, opts);
+  if (other === null) {
+    finish(r, true);
+  } else {
+    // the key may have gone to the other payload: a 422 is the answer then
+    if (r.outcome !== 'rejected') finish(r);
+    check(null, {
+      'ambiguous reuse: one key answers 2xx to one payload only': () => !(r.outcome === 'ok' && other.outcome === 'ok'),
+    });
+  }
   check(r.res, { 'steady: 202 for a new payment': () => r.outcome !== 'ok' || r.res.status === 202 });
   if (r.outcome === 'ok' && reuseKey) {
     reuse(req, r, rnd, i);
@@ -314,6 +351,7 @@ export function handleSummary(data) {
     retries: metric(data, 'retries', 'count'),
     dropped_iterations: metric(data, 'dropped_iterations', 'count'),
     checks_rate: metric(data, 'checks', 'rate'),
+    keys_reused_after_ambiguous: metric(data, 'keys_reused_after_ambiguous', 'count'),
     faults_applied: metric(data, 'faults_applied', 'count'),
     faults_mid_request: metric(data, 'faults_mid_request', 'count'),
     thresholds,

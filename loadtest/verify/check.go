@@ -16,13 +16,12 @@ import (
 func Check(s Snapshot) Report {
 	c := checker{s: s, start: start(s)}
 	r := Report{
-		RunID:      s.RunID,
-		Start:      c.start,
-		Requests:   requests(s.Attempts),
-		Drain:      s.Drain,
-		Queues:     s.Queues,
-		DeadLetter: s.DeadLetters,
-		Takeovers:  s.Takeovers,
+		RunID:     s.RunID,
+		Start:     c.start,
+		Requests:  requests(s.Attempts),
+		Drain:     s.Drain,
+		Queues:    s.Queues,
+		Takeovers: s.Takeovers,
 	}
 	for _, a := range s.Attempts {
 		r.Span = max(r.Span, a.Time().Sub(c.start))
@@ -32,15 +31,15 @@ func Check(s Snapshot) Report {
 	}
 	slices.SortStableFunc(r.Faults, func(a, b Fault) int { return cmp.Compare(a.At, b.At) })
 	c.index()
-	c.clientAnswers()         // 1, 2
-	c.oneRowPerKey()          // 2
-	c.charges()               // 3
-	r.Payments = c.terminal() // 4
-	c.parked()                // 4
-	c.boundary(&r.Boundary)   // 5
-	c.outbox()                // 5
-	c.landed(r.Requests)      // 6
-	r.History = c.histories() // 7
+	c.clientAnswers()                               // 1, 2
+	c.oneRowPerKey()                                // 2
+	c.charges()                                     // 3
+	r.Payments = c.terminal()                       // 4
+	r.DeadLetter, r.EarlierDeadLetters = c.parked() // 4
+	c.boundary(&r.Boundary)                         // 5
+	c.outbox()                                      // 5
+	c.landed(r.Requests)                            // 6
+	r.History = c.histories()                       // 7
 	r.Matrix = c.matrix(r.Faults)
 	r.PSP = PSP{ByOutcome: s.PSPCalls, Charges: len(s.Charges)}
 	for _, n := range s.PSPCalls {
@@ -79,7 +78,7 @@ type checker struct {
 	byID      map[string]Payment
 	byKey     map[string][]Payment // merchant:key
 	chargesBy map[string][]Charge  // reference
-	dead      map[string]bool      // payment ids in the dead-letter queue
+	dead      map[string][]string  // payment id of the run -> reasons its messages were dead-lettered
 }
 
 func (c *checker) add(inv int, kind string, ids []string, format string, args ...any) {
@@ -101,9 +100,11 @@ func (c *checker) index() {
 	for _, ch := range c.s.Charges {
 		c.chargesBy[ch.Reference] = append(c.chargesBy[ch.Reference], ch)
 	}
-	c.dead = map[string]bool{}
+	c.dead = map[string][]string{}
 	for _, d := range c.s.DeadLetters {
-		c.dead[d.MessageID] = true
+		if _, ok := c.byID[d.MessageID]; ok {
+			c.dead[d.MessageID] = append(c.dead[d.MessageID], d.Reason)
+		}
 	}
 }
 
@@ -240,7 +241,7 @@ func (c *checker) charges() {
 		default:
 			if len(chs) > 0 {
 				where := ""
-				if c.dead[p.ID] {
+				if len(c.dead[p.ID]) > 0 {
 					where = " (its message is in the dead-letter queue)"
 				}
 				c.add(3, KindPendingCharged, append([]string{p.ID}, chargeIDs(chs)...),
@@ -250,11 +251,17 @@ func (c *checker) charges() {
 	}
 }
 
-// terminal checks invariant 4 and counts payments by status.
+// terminal checks invariant 4 for the payments and counts them by status:
+// every payment of the run is succeeded or failed after the drain. A
+// pending payment whose message was dead-lettered is parked's violation;
+// every other pending one is stuck.
 func (c *checker) terminal() Payments {
 	var n Payments
 	for _, p := range c.s.Payments {
 		n.Total++
+		if len(c.dead[p.ID]) > 0 {
+			n.DeadLettered++
+		}
 		switch p.Status {
 		case "succeeded":
 			n.Succeeded++
@@ -262,8 +269,7 @@ func (c *checker) terminal() Payments {
 			n.Failed++
 		default:
 			n.Pending++
-			if c.dead[p.ID] {
-				n.DeadLettered++
+			if len(c.dead[p.ID]) > 0 {
 				continue
 			}
 			where := "not in the dead-letter queue"
@@ -283,19 +289,37 @@ func (c *checker) terminal() Payments {
 	return n
 }
 
-// parked checks invariant 4 for the dead-letter queue: it holds poison
-// messages only. A message of this run's payment that the worker parked
-// "out of attempts" (a retryable failure) is a violation whatever the
-// payment's status: its charge was given up on, not retried or reconciled.
-func (c *checker) parked() {
+// parked checks invariant 4 for the dead-letter queue: no message of this
+// run's payments is in it, whatever the reason (the broker's delivery
+// limit, a nack after a failed forward, a message the worker could not
+// handle) and whatever the payment's status since; each such payment is
+// one violation naming its reasons. Messages of no payment of this run
+// (earlier runs on the same runtime, foreign messages) are returned apart,
+// as a count, and never judged. It returns the run's dead letters.
+func (c *checker) parked() (run []DeadLetter, earlier int) {
 	for _, d := range c.s.DeadLetters {
-		p, ok := c.byID[d.MessageID]
-		if !ok || !retryableDeath(d.Reason) {
+		if _, ok := c.byID[d.MessageID]; !ok {
+			earlier++
 			continue
 		}
-		c.add(4, KindStrandedRetryable, []string{p.ID, mk(p.Merchant, p.Key)},
-			"payment %s (%s) had its message dead-lettered for a failure that is not poison: %s", p.ID, p.Status, d.Reason)
+		run = append(run, d)
 	}
+	for _, id := range slices.Sorted(maps.Keys(c.dead)) {
+		p, reasons := c.byID[id], c.dead[id]
+		seen := map[string]bool{}
+		var uniq []string
+		for _, r := range reasons {
+			r = cmp.Or(r, "(no reason given)")
+			if !seen[r] {
+				seen[r] = true
+				uniq = append(uniq, r)
+			}
+		}
+		c.add(4, KindDeadLettered, []string{p.ID, mk(p.Merchant, p.Key)},
+			"payment %s (%s after the drain) had %d message(s) dead-lettered: %s",
+			p.ID, p.Status, len(reasons), strings.Join(uniq, "; "))
+	}
+	return run, earlier
 }
 
 // boundary checks invariant 5 for the Redis records.
@@ -411,10 +435,4 @@ func amounts(chs []Charge) string {
 		parts[i] = fmt.Sprintf("%s %d %s", ch.ID, ch.Amount, ch.Currency)
 	}
 	return strings.Join(parts, ", ")
-}
-
-// retryableDeath reports whether a dead-letter reason is the worker giving
-// up on a retryable failure ("out of attempts"), not a poison message.
-func retryableDeath(reason string) bool {
-	return strings.HasPrefix(reason, "out of attempts")
 }

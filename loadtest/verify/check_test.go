@@ -107,7 +107,18 @@ func TestCheckViolations(t *testing.T) {
 		{
 			name:   "amount differs",
 			mutate: func(s *verify.Snapshot) { s.Attempts[4].Amount = 999 },
-			want:   []verify.Violation{{Invariant: 1, Kind: verify.KindAmountDiffers, IDs: []string{"pay_1", "merchant_a:r1-1"}}},
+			want: []verify.Violation{
+				{Invariant: 1, Kind: verify.KindAmountDiffers, IDs: []string{"pay_1", "merchant_a:r1-1"}},
+				{Invariant: 7, Kind: verify.KindNotLinearizable, IDs: []string{"merchant_a:r1-1"}},
+			},
+		},
+		{
+			name: "an ambiguous attempt for 1000, a row and a charge of 999",
+			mutate: func(s *verify.Snapshot) {
+				s.Attempts = []record.Attempt{s.Attempts[0], s.Attempts[2], s.Attempts[3]}
+				s.Payments[0].Amount, s.Charges[0].Amount = 999, 999
+			},
+			want: []verify.Violation{{Invariant: 7, Kind: verify.KindNotLinearizable, IDs: []string{"merchant_a:r1-1"}}},
 		},
 		{
 			name:   "answered with another merchant's payment",
@@ -180,23 +191,32 @@ func TestCheckViolations(t *testing.T) {
 				s.Payments[2].Status = "pending"
 				s.DeadLetters = []verify.DeadLetter{{MessageID: "pay_3", Reason: "delivery_limit"}}
 			},
-			want: []verify.Violation{{Invariant: 3, Kind: verify.KindPendingCharged, IDs: []string{"pay_3", "ch_3"}}},
-		},
-		{
-			name: "dead-lettered for a retryable failure, settled since",
-			mutate: func(s *verify.Snapshot) {
-				s.DeadLetters = []verify.DeadLetter{{MessageID: "pay_3", Reason: "out of attempts (10): psp: 503"}, {MessageID: "pay_other_run", Reason: "out of attempts (10): psp: 503"}}
+			want: []verify.Violation{
+				{Invariant: 3, Kind: verify.KindPendingCharged, IDs: []string{"pay_3", "ch_3"}},
+				{Invariant: 4, Kind: verify.KindDeadLettered, IDs: []string{"pay_3", "merchant_b:r1-1"}},
 			},
-			want: []verify.Violation{{Invariant: 4, Kind: verify.KindStrandedRetryable, IDs: []string{"pay_3", "merchant_b:r1-1"}}},
 		},
 		{
-			name: "dead-lettered for a retryable failure",
+			name: "dead-lettered by the broker's delivery limit, settled since",
+			mutate: func(s *verify.Snapshot) {
+				s.DeadLetters = []verify.DeadLetter{{MessageID: "pay_3", Reason: "delivery_limit"}}
+			},
+			want: []verify.Violation{{Invariant: 4, Kind: verify.KindDeadLettered, IDs: []string{"pay_3", "merchant_b:r1-1"}}},
+		},
+		{
+			name: "dead-lettered after a failed forward, pending",
 			mutate: func(s *verify.Snapshot) {
 				s.Payments[2].Status = "pending"
 				s.Charges = s.Charges[:1]
-				s.DeadLetters = []verify.DeadLetter{{MessageID: "pay_3", Reason: "out of attempts (4): psp: transient: 503"}}
+				s.DeadLetters = []verify.DeadLetter{{MessageID: "pay_3", Reason: "rejected"}, {MessageID: "pay_3", Reason: "delivery_limit"}, {MessageID: "pay_3", Reason: "delivery_limit"}}
 			},
-			want: []verify.Violation{{Invariant: 4, Kind: verify.KindStrandedRetryable, IDs: []string{"pay_3", "merchant_b:r1-1"}}},
+			want: []verify.Violation{{Invariant: 4, Kind: verify.KindDeadLettered, IDs: []string{"pay_3", "merchant_b:r1-1"}}},
+		},
+		{
+			name: "dead letters of earlier runs are not judged",
+			mutate: func(s *verify.Snapshot) {
+				s.DeadLetters = []verify.DeadLetter{{MessageID: "pay_of_an_earlier_run", Reason: "delivery_limit"}, {MessageID: "not-a-payment", Reason: "out of attempts (4): psp: 503"}}
+			},
 		},
 		{
 			name: "a run that caught a violation did not prove nothing",
@@ -260,14 +280,6 @@ func TestCheckViolations(t *testing.T) {
 			},
 		},
 		{
-			name: "pending but dead-lettered is reported, not a violation",
-			mutate: func(s *verify.Snapshot) {
-				s.Payments[2].Status = "pending"
-				s.Charges = s.Charges[:1]
-				s.DeadLetters = []verify.DeadLetter{{MessageID: "pay_3", Reason: "delivery_limit"}}
-			},
-		},
-		{
 			name:   "boundary record pending past its lease",
 			mutate: func(s *verify.Snapshot) { s.Boundary[3].Lease = s.Now.Add(-3 * time.Second) },
 			want:   []verify.Violation{{Invariant: 5, Kind: verify.KindStaleBoundary, IDs: []string{"idem:v1:{merchant_b:r1-1}", "charge"}}},
@@ -324,6 +336,47 @@ func TestCheckViolations(t *testing.T) {
 	}
 }
 
+// TestCheckDeadLetters: a dead-lettered message of the run's payment is a
+// violation of invariant 4 named with its reasons; messages of no payment
+// of the run (earlier runs on the same runtime) are counted apart.
+func TestCheckDeadLetters(t *testing.T) {
+	t.Parallel()
+	s := clean()
+	s.Payments[2].Status = "pending"
+	s.Charges = s.Charges[:1]
+	s.DeadLetters = []verify.DeadLetter{
+		{MessageID: "pay_3", Reason: "delivery_limit"},
+		{MessageID: "pay_0", Reason: "delivery_limit"}, // an earlier run's
+		{MessageID: "pay_3", Reason: "rejected"},
+		{MessageID: "pay_00", Reason: "expired"}, // an earlier run's
+	}
+	r := verify.Check(s)
+	want := []verify.DeadLetter{{MessageID: "pay_3", Reason: "delivery_limit"}, {MessageID: "pay_3", Reason: "rejected"}}
+	if diff := cmp.Diff(want, r.DeadLetter); diff != "" {
+		t.Errorf("dead letters of the run (-want +got):\n%s", diff)
+	}
+	if r.EarlierDeadLetters != 2 || r.Payments.DeadLettered != 1 || r.Payments.Pending != 1 {
+		t.Errorf("earlier dead letters %d, payments %+v; want 2 earlier, 1 pending payment dead-lettered", r.EarlierDeadLetters, r.Payments)
+	}
+	if len(r.Violations) != 1 || r.Violations[0].Kind != verify.KindDeadLettered ||
+		r.Violations[0].Detail != "payment pay_3 (pending after the drain) had 2 message(s) dead-lettered: delivery_limit; rejected" {
+		t.Errorf("violations %+v, want one dead_lettered naming both reasons", r.Violations)
+	}
+	var buf bytes.Buffer
+	if err := r.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		"dead-lettered messages of this run (2)",
+		"dead-lettered messages of no payment of this run (earlier runs): 2, not judged",
+		"4 every payment of the run terminal after the drain; none dead-lettered",
+	} {
+		if !strings.Contains(buf.String(), line) {
+			t.Errorf("report text lacks %q:\n%s", line, buf.String())
+		}
+	}
+}
+
 func TestWriteText(t *testing.T) {
 	t.Parallel()
 	s := clean()
@@ -338,7 +391,7 @@ func TestWriteText(t *testing.T) {
 		"7 every key's history linearizable against the model (porcupine)",
 		"merchant_a:r1-1 illegal:",
 		"transport  cut off in flight 1 (127.0.0.1:8080 1)",
-		"payments   3: succeeded 2 · failed 1 · pending 0 (dead-lettered 0)",
+		"payments   3: succeeded 2 · failed 1 · pending 0 · dead-lettered 0",
 		"psp        4 calls (charged 2 · declined 1 · replayed 1) -> 3 effective charges",
 		"t+1.0s    kill    api-1     pid 42, mid-request (1 in flight, seen after 0ms)",
 		"t+20.0s   pay_1 attempt 2 by worker-2",

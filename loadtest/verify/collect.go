@@ -23,7 +23,9 @@ type Sources struct {
 
 // Collect reads the run's payments, outbox rows, takeovers, psp charges and
 // calls, boundary records, queue depths and dead-lettered messages into a
-// Snapshot. The caller adds the client's attempts, the faults and the
+// Snapshot. The dead-letter queue is read whole: it is shared with earlier
+// runs on the same runtime, and Check scopes it to the run by the run's
+// payment ids. The caller adds the client's attempts, the faults and the
 // drain. It fails on the first source that cannot be read.
 func Collect(ctx context.Context, src Sources, runID string) (Snapshot, error) {
 	s := Snapshot{RunID: runID}
@@ -72,7 +74,8 @@ type DrainConfig struct {
 // is published, the main and retry queues are empty and no boundary stage
 // of the run is pending past its lease (a takeover may still be on its way),
 // or until the limit passes. Payments whose message sits in the dead-letter
-// queue count as drained. Errors reading a source are retried until the
+// queue count as drained: nothing more will happen to them (invariant 4
+// fails on them). Errors reading a source are retried until the
 // limit; the last one is returned with the result if the drain did not
 // complete.
 func Drain(ctx context.Context, src Sources, runID string, cfg DrainConfig) (DrainResult, error) {

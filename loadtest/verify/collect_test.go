@@ -335,9 +335,12 @@ func TestDrain(t *testing.T) {
 		t.Errorf("drain with a pending payment = %+v, want incomplete after the limit with 1 pending", r)
 	}
 
-	// Once the payment's message is dead-lettered, the drain is complete and
-	// the report lists it instead of calling it stuck.
+	// Once the payment's message is dead-lettered, the drain is complete
+	// (nothing more will happen to it) and invariant 4 fails on it; a
+	// message of an earlier run's payment in the same queue is counted
+	// apart and not judged.
 	w.deadLetter(pending)
+	w.deadLetter("pay_of_an_earlier_run")
 	r, err = verify.Drain(ctx, w.sources(), w.runID, verify.DrainConfig{Limit: 5 * time.Second, Poll: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -346,8 +349,16 @@ func TestDrain(t *testing.T) {
 		t.Errorf("drain with the pending payment dead-lettered = %+v, want complete", r)
 	}
 	rep := w.check()
-	if !rep.Pass || rep.Payments.DeadLettered != 1 || len(rep.DeadLetter) != 1 || rep.DeadLetter[0] != (verify.DeadLetter{MessageID: pending, Reason: "delivery_limit"}) {
-		t.Errorf("report: pass %v, payments %+v, dead letters %+v; want a pass listing %s as dead-lettered", rep.Pass, rep.Payments, rep.DeadLetter, pending)
+	wantV := []verify.Violation{{Invariant: 4, Kind: verify.KindDeadLettered, IDs: []string{pending, "merchant_a:" + w.key(3)}}}
+	for i := range rep.Violations {
+		rep.Violations[i].Detail = ""
+	}
+	if diff := cmp.Diff(wantV, rep.Violations); diff != "" {
+		t.Errorf("violations with a dead-lettered payment (-want +got):\n%s", diff)
+	}
+	if rep.Pass || rep.Payments.DeadLettered != 1 || rep.EarlierDeadLetters != 1 || len(rep.DeadLetter) != 1 || rep.DeadLetter[0] != (verify.DeadLetter{MessageID: pending, Reason: "delivery_limit"}) {
+		t.Errorf("report: pass %v, payments %+v, dead letters %+v, earlier %d; want a failure listing %s as dead-lettered and 1 earlier",
+			rep.Pass, rep.Payments, rep.DeadLetter, rep.EarlierDeadLetters, pending)
 	}
 
 	// A message waiting in a retry queue keeps the drain going.

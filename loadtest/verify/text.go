@@ -18,7 +18,7 @@ var invariants = []string{
 	1: "every 2xx the client saw maps to one payment row, same id and amount",
 	2: "one payment per (merchant, key); every replay byte-identical",
 	3: "at most one effective charge per payment; succeeded <=> charged once",
-	4: "every payment terminal after the drain (or dead-lettered, by id)",
+	4: "every payment of the run terminal after the drain; none dead-lettered",
 	5: "no boundary record PENDING past its lease; outbox fully published",
 	6: "faults landed mid-request (cut-offs, takeovers, work seen frozen)",
 	7: "every key's history linearizable against the model (porcupine)",
@@ -56,7 +56,7 @@ func (r Report) WriteText(w io.Writer) error {
 	p.f("\n")
 
 	pay := r.Payments
-	p.f("payments   %d: succeeded %d · failed %d · pending %d (dead-lettered %d)\n", pay.Total, pay.Succeeded, pay.Failed, pay.Pending, pay.DeadLettered)
+	p.f("payments   %d: succeeded %d · failed %d · pending %d · dead-lettered %d\n", pay.Total, pay.Succeeded, pay.Failed, pay.Pending, pay.DeadLettered)
 	p.f("psp        %d calls%s -> %d effective charges\n", r.PSP.Calls, paren(counts(r.PSP.ByOutcome, nil)), r.PSP.Charges)
 	state := "complete"
 	if !r.Drain.Complete {
@@ -112,16 +112,29 @@ func (r Report) WriteText(w io.Writer) error {
 		p.f("  %-9s %s attempt %d by %s\n", fmt.Sprintf("t+%.1fs", t.TakenAt.Sub(r.Start).Seconds()), t.PaymentID, t.Attempt, t.Worker)
 	}
 	if len(r.DeadLetter) > 0 {
-		p.f("dead-lettered messages (%d)\n", len(r.DeadLetter))
+		p.f("dead-lettered messages of this run (%d)\n", len(r.DeadLetter))
 		for _, d := range r.DeadLetter {
 			p.f("  %s %s\n", d.MessageID, d.Reason)
 		}
+	}
+	if r.EarlierDeadLetters > 0 {
+		p.f("dead-lettered messages of no payment of this run (earlier runs): %d, not judged\n", r.EarlierDeadLetters)
 	}
 	p.f("\n")
 
 	byInv := map[int]int{}
 	for _, v := range r.Violations {
 		byInv[v.Invariant]++
+	}
+	if k := r.K6; k != nil {
+		switch failed := k.Failed(); {
+		case len(failed) > 0:
+			p.f("k6         exit %d, thresholds FAILED: %s\n\n", k.Exit, strings.Join(failed, "; "))
+		case k.Exit != 0:
+			p.f("k6         exit %d\n\n", k.Exit)
+		default:
+			p.f("k6         exit 0, %d thresholds held\n\n", len(k.Thresholds))
+		}
 	}
 	p.f("invariants\n")
 	for i := 1; i < len(invariants); i++ {

@@ -79,8 +79,9 @@ func TestCompleteAsIsOwnerChecked(t *testing.T) {
 		if err := c.Lease.CompleteAs(ctx, "a", []byte("x")); !errors.Is(err, idem.ErrLost) {
 			t.Fatalf("CompleteAs after Release: %v, want ErrLost", err)
 		}
-		if n := rdb.HLen(ctx, k.String()).Val(); n != 1 { // only api:attempt is left
-			t.Errorf("hash has %d fields after a lost CompleteAs, want 1", n)
+		fields := rdb.HGetAll(ctx, k.String()).Val()
+		if fields["api:state"] != "" || fields["api:fp"] != "" || fields["api:result"] != "" {
+			t.Errorf("hash = %v after a lost CompleteAs, want no state, fingerprint or result", fields)
 		}
 	})
 }

@@ -41,6 +41,12 @@ var (
 	// ErrUnavailable does so here too, and Retry keeps retrying it. Test
 	// ErrFull first only to name the cause (the api's 503 says so).
 	ErrFull error = fullError{}
+	// ErrOverloaded: the store's queue of calls waiting for Redis was full
+	// (Config.MaxQueue): Redis is stalled or slower than the calls
+	// arrive. The call failed at once and was not sent: nothing was done.
+	// Like ErrFull it is a kind of ErrUnavailable (errors.Is(err,
+	// ErrUnavailable) holds), so callers fail closed and Retry retries it.
+	ErrOverloaded error = overloadedError{}
 	// ErrInvalidKey: an idempotency key or merchant id is malformed.
 	ErrInvalidKey = errors.New("idem: invalid key")
 )
@@ -69,6 +75,15 @@ func (fullError) Error() string { return "idem: store out of memory" }
 // Is reports whether target is ErrUnavailable (ErrFull itself matches by
 // equality).
 func (fullError) Is(target error) bool { return target == ErrUnavailable }
+
+// overloadedError is ErrOverloaded: it matches itself and ErrUnavailable.
+type overloadedError struct{}
+
+func (overloadedError) Error() string { return "idem: store overloaded, call not sent" }
+
+// Is reports whether target is ErrUnavailable (ErrOverloaded itself
+// matches by equality).
+func (overloadedError) Is(target error) bool { return target == ErrUnavailable }
 
 // unavailable wraps a Redis error so that it matches ErrUnavailable and still
 // unwraps to its cause (e.g. context.DeadlineExceeded). An out-of-memory

@@ -82,8 +82,9 @@ func (l *Lease) Complete(ctx context.Context, result []byte) error {
 
 // Release gives the stage back after a retryable failure, so the next Begin
 // acquires at once. It returns ErrLost when the caller no longer owns the
-// stage and ErrUnavailable when Redis fails. It only deletes fields, so it
-// works while Redis is out of memory.
+// stage and ErrUnavailable when Redis fails; calling it again after success
+// returns nil, as long as no one claimed the stage since. It only deletes
+// fields, so it works while Redis is out of memory.
 func (l *Lease) Release(ctx context.Context) error {
 	err := l.run(ctx, OpRelease, l.store.release)
 	if err == nil {
@@ -105,7 +106,7 @@ func (l *Lease) run(ctx context.Context, op Op, sc script, args ...any) error {
 	ctx, cancel := context.WithTimeout(ctx, l.store.cfg.Timeout)
 	defer cancel()
 	a := append(evalArgs(sc, l.keyArg, 2+len(args)), l.stage, l.owner)
-	res, err := l.store.eval(ctx, sc, append(a, args...))
+	res, err := l.store.eval(ctx, sc, append(a, args...), classLease)
 	switch {
 	case err != nil:
 		err = unavailable(string(op), l.key, err)

@@ -27,6 +27,7 @@ const (
 	OutcomeLost        = "lost"        // Complete, Release, Extend: not the owner
 	OutcomeUnavailable = "unavailable" // any: Redis failed
 	OutcomeFull        = "full"        // any: Redis refused a write, out of memory (ErrFull)
+	OutcomeShed        = "shed"        // any: refused unsent, the store's queue was full (ErrOverloaded)
 )
 
 // Event describes one finished boundary operation.
@@ -68,6 +69,8 @@ func resultOutcome(err error) string {
 		return OutcomeLost
 	case errors.Is(err, ErrFull):
 		return OutcomeFull
+	case errors.Is(err, ErrOverloaded):
+		return OutcomeShed
 	}
 	return OutcomeUnavailable
 }

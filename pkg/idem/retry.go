@@ -34,11 +34,10 @@ type Backoff struct {
 //
 // It is meant for ending a lease after Redis failed for a moment (a
 // restart, a failover, LOADING after a restart): Complete and Release may
-// be repeated. Complete repeated by the same owner after a success is nil
-// again. A Release whose earlier call did reach Redis, although it
-// reported ErrUnavailable (the answer was lost), reports ErrLost the next
-// time: the stage was released. Neither writes anything once another
-// owner has taken the stage over (ErrLost).
+// be repeated. Complete or Release repeated by the same owner after a
+// success is nil again, also when the earlier call reached Redis but
+// reported ErrUnavailable (the answer was lost). Neither writes anything
+// once another owner has claimed the stage (ErrLost).
 //
 // Retry runs in the caller's goroutine and is safe for concurrent use.
 func Retry(ctx context.Context, b Backoff, op func(context.Context) error) error {

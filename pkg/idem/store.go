@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/oncepay/oncepay/lua"
@@ -42,8 +43,21 @@ type Config struct {
 	// calls together: the calls made while one batch is in flight go out
 	// as the next, in one pipeline. A call that finds no batch in flight
 	// is sent at once from its own goroutine. Either way every call is
-	// bounded by Timeout and keeps the same contract.
+	// bounded by Timeout and keeps the same contract, and a call whose
+	// context has ended before it is sent is not sent.
 	Unbatched bool
+	// MaxQueue bounds the calls of a batching store that wait for the
+	// batch in flight. A call whose context ends while it waits is taken
+	// out of the queue and never sent. A Begin that finds MaxQueue calls
+	// waiting fails at once with ErrOverloaded (a kind of ErrUnavailable)
+	// and sends nothing, so that while Redis stalls or falls behind the
+	// excess is refused fast instead of waiting out Timeout and leaving
+	// Redis a backlog of work nobody waits for; Complete, Release and
+	// Extend, which end or keep work already begun, are refused only when
+	// twice MaxQueue calls wait. Default 512 (four batches of 128 scripts:
+	// a few milliseconds of work for a Redis that runs tens of thousands
+	// of scripts a second).
+	MaxQueue int
 }
 
 // Store runs the boundary's scripts on one Redis. It is safe for concurrent
@@ -72,6 +86,9 @@ func New(rdb redis.Scripter, cfg Config) *Store {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = time.Second
 	}
+	if cfg.MaxQueue <= 0 {
+		cfg.MaxQueue = defaultMaxQueue
+	}
 	s := &Store{
 		rdb:      rdb,
 		cfg:      cfg,
@@ -82,7 +99,7 @@ func New(rdb redis.Scripter, cfg Config) *Store {
 	}
 	s.leaseArg, s.retentionArg = cfg.Lease.Milliseconds(), cfg.Retention.Milliseconds()
 	if p, ok := rdb.(pipeliner); ok && !cfg.Unbatched {
-		s.pipe = &pipe{rdb: p, timeout: cfg.Timeout}
+		s.pipe = &pipe{rdb: p, timeout: cfg.Timeout, maxQueue: cfg.MaxQueue}
 	}
 	return s
 }
@@ -135,20 +152,29 @@ type Claim struct {
 //
 // It returns a Claim with Outcome Acquired (and a Lease) or Completed (and
 // the stored Result). It returns an *InProgressError (errors.Is
-// ErrInProgress) while another owner's lease is live, ErrMismatch when the
-// stage holds another fingerprint, and ErrUnavailable when Redis fails.
+// ErrInProgress) while another owner's lease is live (whatever its
+// fingerprint), ErrMismatch when the stage was completed under another
+// fingerprint, and ErrUnavailable when Redis fails. A pending stage whose
+// lease ran out is taken over whatever its fingerprint (TakeOver), and a
+// Begin resent with this call's own owner token (a lost reply) is
+// Acquired again, as the first run answered.
+// When the store's queue is full (Config.MaxQueue) the error is
+// ErrOverloaded (which also matches ErrUnavailable) and nothing was sent.
 // When Redis is out of memory the error is ErrFull (which also matches
 // ErrUnavailable) wherever the stage would have to be written (absent,
 // released, or an expired lease to take over); a COMPLETED stage is still
 // replayed, since that only reads. One Redis round trip.
 //
-// When Redis fails after the script may have been sent (a timeout, a
-// connection lost: no error reply), the stage may be PENDING under a claim
-// nobody holds, which would answer ErrInProgress to every retry until the
-// lease ran out. Begin then releases that claim in the background, best
-// effort, bounded by Timeout: the release script removes the stage only if
-// this call's owner token still holds it, so it never touches another
-// owner's claim. A claim whose release also fails waits out its lease.
+// When Redis fails after the script was sent (a timeout, a connection
+// lost: no error reply), the stage may be PENDING under a claim nobody
+// holds, which would answer ErrInProgress to every retry until the lease
+// ran out. Begin then releases that claim in the background, best effort,
+// bounded by Timeout and shed like a Begin when the queue is full: the
+// release script removes the stage only if this call's owner token still
+// holds it, so it never touches another owner's claim. A claim whose
+// release also fails waits out its lease. Nothing is released when the
+// script cannot have run: an error reply, a call never sent (ctx ended
+// first, or ErrOverloaded), a connection that could not be made.
 func (s *Store) Begin(ctx context.Context, k Key, stage, fingerprint string) (Claim, error) {
 	start := time.Now()
 	owner, err := newOwner()
@@ -160,12 +186,12 @@ func (s *Store) Begin(ctx context.Context, k Key, stage, fingerprint string) (Cl
 	sent := time.Now() // at or before the send: the lease's deadline counts from it
 	var key any = k.String()
 	a := append(evalArgs(s.begin, key, 5), stage, owner, fingerprint, s.leaseArg, s.retentionArg)
-	reply, err := s.eval(ctx, s.begin, a)
+	reply, err := s.eval(ctx, s.begin, a, classNew)
 	res, ok := reply.([]any)
 	if err == nil && !ok {
 		err = fmt.Errorf("unexpected reply %v", reply)
 	}
-	if err != nil && ambiguous(err) {
+	if err != nil && mayHaveRun(err) {
 		go s.abandon(key, stage, owner)
 	}
 	claim, err := s.parseBegin(k, key, stage, owner, res, err)
@@ -176,19 +202,37 @@ func (s *Store) Begin(ctx context.Context, k Key, stage, fingerprint string) (Cl
 	return claim, err
 }
 
-// ambiguous reports whether a script call that failed with err may have
-// run: every failure but an error reply (a script that ran and failed, or
-// a refusal such as OOM, writes nothing).
-func ambiguous(err error) bool {
-	var reply redis.Error
-	return !errors.As(err, &reply)
+// mayHaveRun reports whether a script call that failed with err may have
+// run. It cannot have run, and mayHaveRun is false, after an error reply
+// (a script that ran and failed, or a refusal such as OOM, writes
+// nothing), a call that was never sent (its context ended first, or the
+// queue was full: ErrOverloaded) and a connection that could not be made
+// (a dial error, a pool timeout, a closed client).
+//
+// One case is left ambiguous and treated as not run: go-redis retries a
+// call whose connection broke (Options.MaxRetries), so a dial error may
+// follow an attempt that was written before Redis went away. That claim,
+// if Redis kept it, waits out its lease.
+func mayHaveRun(err error) bool {
+	var (
+		reply   redis.Error
+		notSent *notSentError
+		op      *net.OpError
+	)
+	switch {
+	case errors.As(err, &reply), errors.As(err, &notSent), errors.Is(err, ErrOverloaded),
+		errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, redis.ErrClosed),
+		errors.As(err, &op) && op.Op == "dial":
+		return false
+	}
+	return true
 }
 
 // abandon releases the claim a failed Begin may have made under owner.
 func (s *Store) abandon(key any, stage, owner string) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Timeout)
 	defer cancel()
-	_, _ = s.eval(ctx, s.release, append(evalArgs(s.release, key, 2), stage, owner))
+	_, _ = s.eval(ctx, s.release, append(evalArgs(s.release, key, 2), stage, owner), classNew)
 }
 
 func (s *Store) parseBegin(k Key, key any, stage, owner string, res []any, err error) (Claim, error) {

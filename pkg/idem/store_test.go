@@ -247,12 +247,12 @@ func TestObserveReportsOutcomes(t *testing.T) {
 	k := newKey(t)
 	c := begin(t, s, k, "api", "fp")
 	s.Begin(ctx, k, "api", "fp")
-	s.Begin(ctx, k, "api", "other")
 	c.Lease.Extend(ctx)
 	c.Lease.Complete(ctx, []byte("r"))
 	s.Begin(ctx, k, "api", "fp")
+	s.Begin(ctx, k, "api", "other")
 	c.Lease.Release(ctx)
-	want := []string{"begin:acquired", "begin:in_progress", "begin:mismatch", "extend:ok", "complete:ok", "begin:replayed", "release:lost"}
+	want := []string{"begin:acquired", "begin:in_progress", "extend:ok", "complete:ok", "begin:replayed", "begin:mismatch", "release:lost"}
 	mu.Lock()
 	defer mu.Unlock()
 	if fmt.Sprint(got) != fmt.Sprint(want) {

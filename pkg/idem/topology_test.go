@@ -115,8 +115,9 @@ var topologyCases = []topologyCase{
 	{"FingerprintMismatch", time.Minute, func(t *testing.T, s *idem.Store, rdb redis.UniversalClient, k idem.Key) {
 		ctx := context.Background()
 		c := begin(t, s, k, "api", "fp-1")
-		if _, err := s.Begin(ctx, k, "api", "fp-2"); !errors.Is(err, idem.ErrMismatch) {
-			t.Fatalf("Begin with another fingerprint while pending: %v, want ErrMismatch", err)
+		// Nothing is accepted while the first is in flight: in progress.
+		if _, err := s.Begin(ctx, k, "api", "fp-2"); !errors.Is(err, idem.ErrInProgress) {
+			t.Fatalf("Begin with another fingerprint while pending: %v, want ErrInProgress", err)
 		}
 		if err := c.Lease.Complete(ctx, []byte("r")); err != nil {
 			t.Fatal(err)

@@ -7,6 +7,11 @@
 //     as <merchant>: write #lt;merchant#gt; instead);
 //   - every relative link points at a file that exists, and every #anchor
 //     at a heading (GitHub's slugs) or an explicit id in that file;
+//   - a prose reference to a section, `page.md, "Heading"` (or with the
+//     page linked), names a heading that page has;
+//   - a number marked as quoted from a results table,
+//     `8.5×<!-- quote: docs/PERFORMANCE.md "replay vs fresh" -->`, is the
+//     bold value (the median) of that table row in that file;
 //   - README.md is at most 16 KiB and each page under docs/ at most 20 KiB;
 //   - LICENSE exists.
 // It prints one line per problem (file:line: what) and exits 1 if any.
@@ -37,7 +42,7 @@ const report = (file, line, what) => problems.push(`${file}:${line}: ${what}`);
 const files = process.argv.length > 2
   ? process.argv.slice(2).map((f) => path.relative(root, path.resolve(f)))
   : execFileSync('git', ['ls-files', '*.md'], { cwd: root, encoding: 'utf8' })
-    .split('\n').filter((f) => f && !f.includes('node_modules/'));
+    .split('\n').filter((f) => f && !f.includes('node_modules/') && !f.startsWith('scripts/docscheck/testdata/'));
 
 if (!existsSync(path.join(root, 'LICENSE'))) report('LICENSE', 0, 'missing');
 
@@ -50,6 +55,8 @@ for (const file of files) {
   }
   await checkMermaid(file, text);
   checkLinks(file, text);
+  checkSectionRefs(file, text);
+  checkQuotes(file, text);
 }
 
 for (const p of problems) console.log(p);
@@ -148,6 +155,75 @@ function checkLinks(file, text) {
       }
     }
   });
+}
+
+// prose returns text's lines outside fenced code, with their indexes.
+function prose(text) {
+  const out = [];
+  let fence = null;
+  text.split('\n').forEach((l, i) => {
+    const m = l.match(/^\s*(```+|~~~+)/);
+    if (m) fence = fence ? null : m[1];
+    else if (!fence) out.push([l, i]);
+  });
+  return out;
+}
+
+// resolve returns the repository path of a page named in file's text:
+// relative to file's folder, else to the repository root.
+function resolve(file, name) {
+  const rel = path.normalize(path.join(path.dirname(file), name));
+  return existsSync(path.join(root, rel)) ? rel : path.normalize(name);
+}
+
+// checkSectionRefs reports prose references to a section that its page
+// does not have: `PAGE.md, "Heading"`, with PAGE.md linked or not.
+function checkSectionRefs(file, text) {
+  for (const [l, i] of prose(text)) {
+    const plain = l.replace(/`[^`]*`/g, '').replace(/\]\(([^)#\s]+\.md)(?:#[^)]*)?\)/g, ' $1');
+    for (const m of plain.matchAll(/([\w./-]+\.md)\)?,\s*"([^"]+)"/g)) {
+      const dest = resolve(file, m[1]);
+      if (!existsSync(path.join(root, dest))) continue; // checkLinks reports links; prose names may be loose
+      if (!anchors(dest).has(slug(m[2]))) report(file, i + 1, `refers to ${m[1]}, "${m[2]}": no such heading in ${dest}`);
+    }
+  }
+}
+
+// checkQuotes reports numbers marked as quoted from a results table that
+// the table no longer says: the marker <!-- quote: PAGE "row" --> must
+// follow, within 40 characters on its line, the bold value of the row of
+// PAGE's tables whose first cell is row.
+function checkQuotes(file, text) {
+  for (const [l, i] of prose(text)) {
+    for (const m of l.matchAll(/<!--\s*quote:\s*(\S+)\s+"([^"]+)"\s*-->/g)) {
+      const dest = resolve(file, m[1]);
+      if (!existsSync(path.join(root, dest))) {
+        report(file, i + 1, `quotes ${m[1]}, which does not exist`);
+        continue;
+      }
+      const want = quoted(dest, m[2]);
+      if (want === undefined) {
+        report(file, i + 1, `quotes ${m[1]} "${m[2]}": no table row with a bold value of that name there`);
+        continue;
+      }
+      const before = l.slice(Math.max(0, m.index - 40), m.index);
+      if (!before.includes(want)) report(file, i + 1, `quotes ${m[1]} "${m[2]}" as "${before.trim().split(/\s+/).pop()}", but it says ${want}`);
+    }
+  }
+}
+
+// quoted returns the first token of the first bold cell of the table row
+// of file whose first cell (markup removed) is row, or undefined.
+function quoted(file, row) {
+  const text = readFileSync(path.join(root, file), 'utf8');
+  for (const [l] of prose(text)) {
+    if (!l.trim().startsWith('|')) continue;
+    const cells = l.trim().replace(/^\||\|$/g, '').split('|').map((c) => c.trim());
+    if (cells[0].replace(/[`*]/g, '').toLowerCase() !== row.toLowerCase()) continue;
+    const bold = cells.slice(1).map((c) => c.match(/\*\*([^*]+)\*\*/)).find(Boolean);
+    if (bold) return bold[1].trim().split(/\s+/)[0];
+  }
+  return undefined;
 }
 
 // anchors returns the anchors GitHub makes for file's headings, plus

@@ -74,6 +74,11 @@ replace github.com/oncepay/oncepay/pkg/message => ../../pkg/message
 
 replace github.com/oncepay/oncepay/internal/redistest => ../../internal/redistest
 
-require github.com/oncepay/oncepay/internal/proc v0.0.0 // indirect
+require (
+	github.com/oncepay/oncepay/internal/proc v0.0.0 // indirect
+	github.com/oncepay/oncepay/services/psp v0.0.0
+)
 
 replace github.com/oncepay/oncepay/internal/proc => ../../internal/proc
+
+replace github.com/oncepay/oncepay/services/psp => ../psp

@@ -28,7 +28,7 @@ type config struct {
 	// RequireLanded is -require-landed: every fault must land where it was
 	// aimed (make fault-matrix).
 	RequireLanded bool
-	K6Exit        int // -k6-exit: k6's exit status, reported
+	K6Exit        int // -k6-exit: k6's exit status; not 0 fails the run
 	// Logs are -logs: glob patterns of the services' JSON logs, read for
 	// the payment stories of report.html (none: the stories go without).
 	Logs        []string
@@ -62,7 +62,7 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.DurationVar(&c.Drain, "drain", 2*time.Minute, "how long to wait for payments to settle after the load")
 	fs.BoolVar(&c.Faults, "faults", true, "the run injected faults: fail unless one landed mid-request")
 	fs.BoolVar(&c.RequireLanded, "require-landed", false, "fail on any fault that did not land where it was aimed")
-	fs.IntVar(&c.K6Exit, "k6-exit", 0, "k6's exit status, for the report")
+	fs.IntVar(&c.K6Exit, "k6-exit", 0, "k6's exit status (99: a threshold was crossed); not 0 fails the run")
 	var logs string
 	fs.StringVar(&logs, "logs", "", "comma-separated glob patterns of the services' JSON logs, for the payment stories of report.html")
 	if err := fs.Parse(args[1:]); err != nil {

@@ -1,7 +1,8 @@
 // A well-behaved payment client: it retries with the SAME idempotency key on
-// transport errors, timeouts, 409 (in flight), 429 and 5xx, bounded by a
-// number of attempts and a time budget, with exponential backoff and jitter,
-// honouring Retry-After, and moving to the next api replica on every retry.
+// transport errors, timeouts, 409 (in flight), 429 (rate limited) and 5xx,
+// bounded by a number of attempts and a time budget, with exponential
+// backoff and jitter, honouring Retry-After (409, 429, 503), and moving to
+// the next api replica on every retry.
 //
 // Every attempt is written as one JSON line through console.log (k6
 // --console-output puts them in a file); loadtest/record parses them.
@@ -53,6 +54,17 @@ export function classify(res) {
 }
 
 const RETRYABLE = new Set(['cut_off', 'refused', 'timeout', 'transport', 'conflict', 'unavailable', 'server_error']);
+
+// AMBIGUOUS are the classes whose attempt may or may not have taken effect
+// (the history model's ambiguous answers).
+export const AMBIGUOUS = new Set(['cut_off', 'timeout', 'transport', 'unavailable', 'server_error']);
+
+// retryable: an answer that retrying with the same key can change. A 429
+// (client_error by class) consumed nothing: it is retried after its
+// Retry-After like a 409 or a 503.
+function retryable(a) {
+  return RETRYABLE.has(a.cls) || a.res.status === 429;
+}
 
 function target(url) {
   return url.replace(/^https?:\/\//, '').replace(/\/.*$/, '');
@@ -156,20 +168,31 @@ export function send(req, replica, n) {
 // decide records attempt n of req (a = what send returned) and says what
 // comes next: {outcome} when the request is over (ok, rejected, gave_up),
 // else {pause} before the next attempt. began is when the request started.
-// DOCUMENTED are the statuses a valid payment request may get (docs/api.md);
-// anything else (a 500, a 400 for a valid body) is a bug worth a failed check.
-const DOCUMENTED = new Set([202, 409, 422, 503]);
+// DOCUMENTED are the statuses a valid payment request may get (docs/api.md),
+// a 503 during a failover included; anything else (a 500, a 400 for a valid
+// body) is a bug worth a failed check. So is a refusal (409, 429, 503)
+// without the Retry-After that tells the client when to come back.
+const DOCUMENTED = new Set([202, 409, 422, 429, 503]);
+const REFUSALS = new Set([409, 429, 503]);
+
+// retryAfterOK: a refusal's Retry-After is a whole number of seconds.
+export function retryAfterOK(v) {
+  return typeof v === 'string' && /^[0-9]+$/.test(v.trim());
+}
 
 function decide(req, n, a, began, rnd) {
   const rec = attemptRecord(req, n, a.u, a.res, a.cls, a.started, a.ended, a.copy || 0);
   if (a.res.status !== 0) {
-    check(a.res, { 'status as documented (202, 409, 422, 503)': (r) => DOCUMENTED.has(r.status) });
+    check(a.res, { 'status as documented (202, 409, 422, 429, 503)': (r) => DOCUMENTED.has(r.status) });
+  }
+  if (REFUSALS.has(a.res.status)) {
+    check(a.res, { 'refusal carries Retry-After (409, 429, 503)': (r) => retryAfterOK(r.headers['Retry-After']) });
   }
   let outcome = null;
   let pause = 0;
   if (a.cls === 'ok') {
     outcome = 'ok';
-  } else if (!RETRYABLE.has(a.cls)) {
+  } else if (!retryable(a)) {
     outcome = 'rejected';
   } else {
     pause = backoffMs(n, a.res.headers ? a.res.headers['Retry-After'] : undefined, rnd);
@@ -189,13 +212,21 @@ function decide(req, n, a, began, rnd) {
 // gets an answer that retrying cannot change, or the budget runs out, and
 // returns {outcome: ok|rejected|gave_up, res, cls, attempts, ms, rec}.
 // rnd is the request's seeded random generator (for jitter); opts.replica
-// picks the first replica.
+// picks the first replica. opts.onAmbiguous, if set, is called once, right
+// after the first attempt whose outcome the client cannot know (cut off,
+// timed out, 5xx), before the retry.
 export function pay(req, rnd, opts = {}) {
   const replica = opts.replica || 0;
   const began = Date.now();
+  let onAmbiguous = opts.onAmbiguous;
   let a = send(req, replica, 1);
   for (let n = 1; ; n++) {
     const d = decide(req, n, a, began, rnd);
+    if (onAmbiguous && AMBIGUOUS.has(a.cls)) {
+      const f = onAmbiguous;
+      onAmbiguous = null;
+      f();
+    }
     if (d.outcome !== null) {
       return { outcome: d.outcome, res: a.res, cls: a.cls, attempts: n, ms: Date.now() - began, rec: d.rec };
     }

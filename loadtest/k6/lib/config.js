@@ -58,6 +58,9 @@ export const config = {
   replayRatio: num('REPLAY_RATIO', 0.1), // share of steady payments replayed on purpose
   burstSize: num('BURST_SIZE', 8), // concurrent duplicates per burst
   reuseRatio: num('REUSE_RATIO', 0.03), // share of steady keys reused with another payload, then retried
+  // share of steady keys reused with another payload right after an attempt
+  // whose outcome is unknown (cut off, timed out, 5xx), before its retry
+  ambiguousReuseRatio: num('AMBIGUOUS_REUSE_RATIO', 0.5),
   raceSize: num('RACE_SIZE', 3), // clients (VUs) per key in the race scenario
   maxAttempts: num('MAX_ATTEMPTS', 12),
   retryBudgetMs: seconds(str('RETRY_BUDGET', '60s')) * 1000, // give up when the next retry would start later than this

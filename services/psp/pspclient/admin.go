@@ -16,6 +16,10 @@ type Config struct {
 	FailAfterRate   float64 `json:"fail_after_rate"`
 	Idempotency     bool    `json:"idempotency"`
 	Seed            int64   `json:"seed"`
+	// RejectRate is the share of new charges rejected for good (400
+	// charge-rejected, stored under the key), until RejectUntil when set.
+	RejectRate  float64    `json:"reject_rate"`
+	RejectUntil *time.Time `json:"reject_until"`
 }
 
 // ConfigPatch changes some knobs (PUT /admin/config); nil fields stay as
@@ -28,6 +32,10 @@ type ConfigPatch struct {
 	FailAfterRate   *float64 `json:"fail_after_rate,omitempty"`
 	Idempotency     *bool    `json:"idempotency,omitempty"`
 	Seed            *int64   `json:"seed,omitempty"` // restarts the fault RNG
+	// RejectRate sets reject_rate; RejectForMS (only with RejectRate) ends
+	// it after that many milliseconds, when reject_rate returns to 0.
+	RejectRate  *float64 `json:"reject_rate,omitempty"`
+	RejectForMS *int64   `json:"reject_for_ms,omitempty"`
 }
 
 // Outcome classifies a call in the ledger.
@@ -44,6 +52,7 @@ const (
 	OutcomeError      Outcome = "error"
 	OutcomeInvalid    Outcome = "invalid"
 	OutcomeCancelled  Outcome = "cancelled"
+	OutcomeRejected   Outcome = "rejected" // reject_rate: answered 400 charge-rejected, replayed for its key
 )
 
 // Call is one call received by POST /v1/charges. Fields the call did not

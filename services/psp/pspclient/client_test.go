@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,17 +77,34 @@ func TestChargeErrors(t *testing.T) {
 	other := req
 	other.Amount++
 	_, err := c.Charge(ctx, "k1", other)
-	if !errors.Is(err, pspclient.ErrMismatch) || errors.Is(err, pspclient.ErrTransient) {
-		t.Errorf("mismatch: err = %v, want ErrMismatch only", err)
+	if !errors.Is(err, pspclient.ErrMismatch) || !errors.Is(err, pspclient.ErrRejected) || errors.Is(err, pspclient.ErrTransient) {
+		t.Errorf("mismatch: err = %v, want ErrMismatch and ErrRejected, not ErrTransient", err)
 	}
 
 	_, err = c.Charge(ctx, "", pspclient.ChargeRequest{Amount: -1, Currency: "eur"})
 	var perr *pspclient.Error
-	if !errors.As(err, &perr) || errors.Is(err, pspclient.ErrTransient) || errors.Is(err, pspclient.ErrMismatch) {
-		t.Fatalf("bad request: err = %v, want a plain *Error", err)
+	if !errors.As(err, &perr) || !errors.Is(err, pspclient.ErrRejected) || errors.Is(err, pspclient.ErrTransient) || errors.Is(err, pspclient.ErrMismatch) {
+		t.Fatalf("bad request: err = %v, want an *Error wrapping ErrRejected only", err)
 	}
 	if perr.StatusCode != 400 || len(perr.Errors) != 5 {
 		t.Errorf("bad request: %+v, want 400 with 5 field errors", perr)
+	}
+	if got := perr.Reason(); !strings.HasPrefix(got, "invalid-request: Idempotency-Key ") || !strings.Contains(got, "; amount ") {
+		t.Errorf("Reason() = %q, want the problem type, then each field's problem", got)
+	}
+
+	if _, err := s.Faults.Update(faults.Patch{RejectRate: new(1.0)}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Charge(ctx, "k-rejected", req)
+	if !errors.As(err, &perr) || !errors.Is(err, pspclient.ErrRejected) || errors.Is(err, pspclient.ErrTransient) {
+		t.Fatalf("reject_rate 1: err = %v, want an *Error wrapping ErrRejected", err)
+	}
+	if got := perr.Reason(); !strings.HasPrefix(got, "charge-rejected: injected fault (reject_rate)") {
+		t.Errorf("Reason() = %q, want charge-rejected and the detail", got)
+	}
+	if _, err := s.Faults.Update(faults.Patch{RejectRate: new(0.0)}); err != nil {
+		t.Fatal(err)
 	}
 
 	for _, p := range []faults.Patch{{FailBeforeRate: new(1.0)}, {ErrorRate: new(1.0)}} {

@@ -19,6 +19,13 @@ var (
 	// ErrMismatch is wrapped when the idempotency key was already used with a
 	// different request (422). Retrying will not help.
 	ErrMismatch = errors.New("psp: idempotency key reused with a different request")
+
+	// ErrRejected is wrapped when the psp refused the request itself for
+	// good: 400 (an invalid request, or a charge it rejects), 413 and 422
+	// (ErrMismatch too). The same request will never be charged; the
+	// Error's problem says why. Other 4xx (401, 403, 404, 415...) point at
+	// the caller's setup, not the request, and wrap neither sentinel.
+	ErrRejected = errors.New("psp: request rejected for good")
 )
 
 // Error is an error answer from the psp (an RFC 9457 problem). Use errors.As
@@ -55,16 +62,43 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Unwrap classifies e: ErrMismatch for 422, ErrTransient for 408, 409, 429
-// and 5xx, nothing otherwise.
-func (e *Error) Unwrap() error {
+// Unwrap classifies e: ErrMismatch and ErrRejected for 422, ErrRejected
+// for 400 and 413, ErrTransient for 408, 409, 429 and 5xx, nothing
+// otherwise.
+func (e *Error) Unwrap() []error {
 	switch s := e.StatusCode; {
 	case s == http.StatusUnprocessableEntity:
-		return ErrMismatch
+		return []error{ErrMismatch, ErrRejected}
+	case s == http.StatusBadRequest, s == http.StatusRequestEntityTooLarge:
+		return []error{ErrRejected}
 	case s == http.StatusRequestTimeout, s == http.StatusConflict, s == http.StatusTooManyRequests, s >= 500:
-		return ErrTransient
+		return []error{ErrTransient}
 	}
 	return nil
+}
+
+// Reason is why the psp refused the request, in a few words: the problem
+// type's last segment, then the field errors or else the detail, e.g.
+// "invalid-request: customer_id must be at most 255 characters".
+func (e *Error) Reason() string {
+	code := e.Type
+	if i := strings.LastIndexByte(code, ':'); i >= 0 {
+		code = code[i+1:]
+	}
+	if code == "" || code == "about:blank" || code == "blank" {
+		code = fmt.Sprintf("http-%d", e.StatusCode)
+	}
+	var why []string
+	for _, f := range e.Errors {
+		why = append(why, strings.TrimSpace(f.Field+" "+f.Detail))
+	}
+	if len(why) == 0 && e.Detail != "" {
+		why = append(why, e.Detail)
+	}
+	if len(why) == 0 {
+		return code
+	}
+	return code + ": " + strings.Join(why, "; ")
 }
 
 // problemOf builds the *Error for a non-success answer, from its problem

@@ -21,7 +21,9 @@ const headerReplayed = "Idempotent-Replayed"
 
 // storedHeaders are the response headers that are part of an answer, stored
 // and replayed with it. Per-request headers (X-Request-Id) are not.
-var storedHeaders = []string{"Content-Type", "Location"}
+// Retry-After comes only with a 503 (databaseUnavailable), which is sent
+// but never stored.
+var storedHeaders = []string{"Content-Type", "Location", "Retry-After"}
 
 // work is the part of a request that must run at most once per key. It
 // writes its answer to w or returns an error (written as a problem).

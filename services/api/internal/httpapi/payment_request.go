@@ -10,7 +10,10 @@ import (
 	"unicode/utf8"
 )
 
-// Limits of a payment request, documented in docs/api.md.
+// Limits of a payment request, documented in docs/api.md. Every request
+// they accept must be one the psp accepts as the worker forwards it (its
+// limits are in characters too: 255 for customer_id), or the payment could
+// never be charged: TestEveryAcceptedPaymentIsAcceptedByThePSP checks it.
 const (
 	// MaxAmount is the largest amount accepted, in minor units
 	// (1,000,000.00 in a two-decimal currency).

@@ -98,10 +98,14 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
 // such a request's fingerprint, this request may be the one whose payment
 // holds the key. The database decides: if the key's payment was created
 // from this request's fingerprint, its first answer is replayed. Only a
-// read; on any failure of it the answer stays mismatch.
+// read; when the database cannot be reached the answer is its 503 (it
+// decides, and cannot now), on any other failure it stays mismatch.
 func (s *Server) answerMismatch(w http.ResponseWriter, r *http.Request, p payments.Payment, mismatch error) error {
 	h, err := s.payments.Holder(r.Context(), p.MerchantID, p.IdempotencyKey)
 	if err != nil {
+		if dbUnavailable(err) {
+			return err
+		}
 		if !errors.Is(err, payments.ErrNotFound) {
 			s.log.WarnContext(r.Context(), "boundary mismatch: could not read the key's payment", "err", err)
 		}

@@ -25,6 +25,9 @@ type problem struct {
 	Errors   []fieldError `json:"errors,omitempty"`
 
 	header http.Header // extra response headers (Retry-After, Allow, WWW-Authenticate)
+	// database: the answer to a request that failed because Postgres
+	// could not be reached (databaseUnavailable).
+	database bool
 }
 
 // fieldError is one invalid part of the request: a body field (its JSON
@@ -89,10 +92,18 @@ func problemFor(err error) *problem {
 		return newProblem(http.StatusServiceUnavailable, "unavailable", "Service unavailable",
 			"the idempotency store is out of memory; nothing was done, retry later with the same key").
 			with("Retry-After", strconv.Itoa(int(retryAfterFull.Seconds())))
+	case errors.Is(err, idem.ErrOverloaded): // before ErrUnavailable, which it also matches
+		// The boundary's queue is full: the request was shed unsent, fast,
+		// instead of waiting behind calls that would time out.
+		return newProblem(http.StatusServiceUnavailable, "unavailable", "Service unavailable",
+			"the service is overloaded; nothing was done, retry later with the same key").
+			with("Retry-After", "1")
 	case errors.Is(err, idem.ErrUnavailable):
 		return newProblem(http.StatusServiceUnavailable, "unavailable", "Service unavailable",
 			"the idempotency store is unreachable; nothing was done, retry later with the same key").
 			with("Retry-After", "1")
+	case dbUnavailable(err): // after the boundary's errors, whose causes may look alike
+		return databaseUnavailable()
 	case errors.Is(err, payments.ErrNotFound):
 		return newProblem(http.StatusNotFound, "not-found", "Not found", "no such payment")
 	case errors.As(err, &tooLarge):
@@ -103,10 +114,14 @@ func problemFor(err error) *problem {
 		"the request failed unexpectedly; it is safe to retry with the same Idempotency-Key")
 }
 
-// writeError answers err as application/problem+json; 5xx errors are logged.
+// writeError answers err as application/problem+json; 5xx errors are
+// logged, and answers for an unreachable database counted.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	p := *problemFor(err)
 	p.Instance = r.URL.Path
+	if p.database {
+		s.metrics.PostgresUnavailable.Inc()
+	}
 	if p.Status >= 500 {
 		s.log.ErrorContext(r.Context(), "request failed", "err", err, "status", p.Status,
 			"request_id", infoFrom(r.Context()).id)

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/oncepay/oncepay/pkg/idem"
 	"github.com/oncepay/oncepay/services/api/internal/payments"
 )
@@ -32,6 +34,12 @@ func TestProblemFor(t *testing.T) {
 			http.StatusServiceUnavailable, "unavailable", "1"},
 		{"redis out of memory", fmt.Errorf("idem: begin k: %w: %w", idem.ErrFull, errors.New("OOM command not allowed when used memory > 'maxmemory'")),
 			http.StatusServiceUnavailable, "unavailable", "5"},
+		{"postgres shutting down", fmt.Errorf("create payment: %w", &pgconn.PgError{Code: "57P01"}),
+			http.StatusServiceUnavailable, "unavailable", "1"},
+		{"postgres pool acquire timed out", fmt.Errorf("get payment: %w", context.DeadlineExceeded),
+			http.StatusServiceUnavailable, "unavailable", "1"},
+		{"postgres constraint", fmt.Errorf("create payment: %w", &pgconn.PgError{Code: "23514"}),
+			http.StatusInternalServerError, "internal", ""},
 		{"not found", fmt.Errorf("get: %w", payments.ErrNotFound), http.StatusNotFound, "not-found", ""},
 		{"body too large", &http.MaxBytesError{Limit: maxBodyBytes}, http.StatusRequestEntityTooLarge, "body-too-large", ""},
 		{"a problem is itself", invalidRequest(fieldError{"amount", "is required"}), http.StatusBadRequest, "invalid-request", ""},
@@ -63,6 +71,12 @@ func TestProblemForNamesAFullStore(t *testing.T) {
 	down := problemFor(fmt.Errorf("begin: %w: %w", idem.ErrUnavailable, errors.New("dial tcp: refused")))
 	if !strings.Contains(down.Detail, "unreachable") {
 		t.Errorf("unreachable store: detail %q", down.Detail)
+	}
+	shed := problemFor(fmt.Errorf("begin: %w", idem.ErrOverloaded))
+	if shed.Status != http.StatusServiceUnavailable || shed.header.Get("Retry-After") != "1" ||
+		!strings.Contains(shed.Detail, "overloaded") || strings.Contains(shed.Detail, "unreachable") {
+		t.Errorf("shed: %d Retry-After %q detail %q, want 503, 1 and the service named overloaded",
+			shed.Status, shed.header.Get("Retry-After"), shed.Detail)
 	}
 }
 

@@ -40,6 +40,9 @@ type Metrics struct {
 	// did not answer at first, retried by the request before it answered,
 	// by op and how the retry ended (EndRecovered, EndLost, EndGaveUp).
 	IdemLeaseEndRetries *prometheus.CounterVec
+	// PostgresUnavailable counts requests answered 503 because Postgres
+	// could not be reached or did not answer in time.
+	PostgresUnavailable prometheus.Counter
 }
 
 // Label values of OutboxPublished, PaymentsBackstop and IdemLeaseEndRetries.
@@ -103,6 +106,10 @@ func New(reg prometheus.Registerer, instance string) *Metrics {
 			Name: "idem_lease_end_retries_total",
 			Help: "Complete or Release calls that Redis did not answer at first, retried before the answer was sent, by op and how the retry ended.",
 		}, []string{"op", "result"}),
+		PostgresUnavailable: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "postgres_unavailable_total",
+			Help: "Requests answered 503 because Postgres could not be reached or did not answer in time (the key is released; the client retries).",
+		}),
 	}
 	info := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "api_instance_info", Help: "Always 1; the api_instance label names this process (API_INSTANCE).",
@@ -110,15 +117,16 @@ func New(reg prometheus.Registerer, instance string) *Metrics {
 	})
 	info.Set(1)
 	reg.MustRegister(m.HTTPRequests, m.HTTPDuration, m.IdemOutcomes, m.IdemDuration, m.OutboxBacklog,
-		m.OutboxPublishDuration, m.OutboxPublished, m.OutboxFailures, m.OutboxMarkBatch, m.PaymentsCreated, m.PaymentsBackstop, m.IdemLeaseEndRetries, info)
+		m.OutboxPublishDuration, m.OutboxPublished, m.OutboxFailures, m.OutboxMarkBatch, m.PaymentsCreated, m.PaymentsBackstop, m.IdemLeaseEndRetries,
+		m.PostgresUnavailable, info)
 
 	// Known label values start at zero, so rates and alerts work from the start.
 	for _, o := range []string{idem.OutcomeAcquired, idem.OutcomeTakeover, idem.OutcomeReplayed,
-		idem.OutcomeInProgress, idem.OutcomeMismatch, idem.OutcomeUnavailable, idem.OutcomeFull} {
+		idem.OutcomeInProgress, idem.OutcomeMismatch, idem.OutcomeUnavailable, idem.OutcomeFull, idem.OutcomeShed} {
 		m.IdemOutcomes.WithLabelValues("api", string(idem.OpBegin), o)
 	}
 	for _, op := range []idem.Op{idem.OpComplete, idem.OpRelease} {
-		for _, o := range []string{idem.OutcomeOK, idem.OutcomeLost, idem.OutcomeUnavailable, idem.OutcomeFull} {
+		for _, o := range []string{idem.OutcomeOK, idem.OutcomeLost, idem.OutcomeUnavailable, idem.OutcomeFull, idem.OutcomeShed} {
 			m.IdemOutcomes.WithLabelValues("api", string(op), o)
 		}
 	}

@@ -22,7 +22,8 @@ var (
 	// yet, or being recovered). The message was not sent.
 	ErrNotConnected = errors.New("outbox: rabbitmq not connected")
 	// ErrNacked: the broker refused the message (negative confirm), or the
-	// confirm was lost because the channel was recovered meanwhile.
+	// channel closed before the message's confirm came (it is recovered;
+	// the message may or may not have reached a queue).
 	ErrNacked = errors.New("outbox: publish not confirmed by the broker")
 	// ErrReturned: the broker returned the message as unroutable (no
 	// queue is bound for it): no queue took it.
@@ -62,28 +63,26 @@ type PublisherConfig struct {
 // channel, and is logged.
 //
 // Reconnection is the client library's built-in recovery (amqp091-go
-// Config.Recovery): after a broker restart it redials, reopens the channel in
-// confirm mode and re-declares the exchange. The library starts recovery
-// only after a first successful handshake, so Start keeps retrying that first
-// dial itself. Its methods are safe for concurrent use.
+// Config.Recovery): after a broker restart or a channel error it redials,
+// reopens the channel in confirm mode and re-declares the exchange. Publish
+// sends nothing while that runs (see gate), so every confirm settles its
+// own message. The library starts recovery only after a first successful
+// handshake, so Start keeps retrying that first dial itself. Its methods
+// are safe for concurrent use.
 type Publisher struct {
 	cfg PublisherConfig
 	log *slog.Logger
 
 	mu      sync.Mutex
 	conn    *amqp.Connection
-	ch      *amqp.Channel
 	returns *returns
 	closed  bool
 
 	declaring atomic.Bool // a declareLater is running
 
-	// connOpen and chOpen follow the library's lifecycle notifications.
-	// Publish sends only while both are open: during recovery the channel
-	// is reopened before confirm mode is re-enabled, and a message sent in
-	// that window would shift the confirm sequence.
-	connOpen atomic.Bool
-	chOpen   atomic.Bool
+	// gate holds the publishing channel; Publish sends only on an open
+	// generation of it, never while the library recovers it.
+	gate *gate
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -94,7 +93,7 @@ func NewPublisher(cfg PublisherConfig, log *slog.Logger) *Publisher {
 	if cfg.RetryInterval <= 0 {
 		cfg.RetryInterval = time.Second
 	}
-	return &Publisher{cfg: cfg, log: log, stop: make(chan struct{})}
+	return &Publisher{cfg: cfg, log: log, stop: make(chan struct{}), gate: &gate{}}
 }
 
 // Start connects, opens a confirm-mode channel, declares the exchange
@@ -145,11 +144,14 @@ func (p *Publisher) connect() error {
 		// every dial, the first and the recovery's, goes to the next live node
 		Dial:       nodes.Dial(5 * time.Second),
 		Properties: props,
-		Recovery: &amqp.Recovery{ReconnectionConfig: &amqp.ReconnectionConfig{
-			// Never give up: a broker outage must not need an api restart.
-			MaxRetryCount: math.MaxInt32,
-			RetryInterval: p.cfg.RetryInterval,
-		}},
+		Recovery: &amqp.Recovery{
+			ReconnectionConfig: &amqp.ReconnectionConfig{
+				// Never give up: a broker outage must not need an api restart.
+				MaxRetryCount: math.MaxInt32,
+				RetryInterval: p.cfg.RetryInterval,
+			},
+			ConnectionRecovery: &recovery{gate: p.gate},
+		},
 	})
 	if err != nil {
 		return fmt.Errorf("dial rabbitmq: %w", err)
@@ -165,16 +167,15 @@ func (p *Publisher) connect() error {
 		_ = conn.Close() // closing anyway; ErrClosed says why
 		return amqp.ErrClosed
 	}
-	p.conn, p.ch, p.returns = conn, ch, newReturns(ch)
-	p.connOpen.Store(true)
-	p.chOpen.Store(true)
+	p.conn, p.returns = conn, newReturns(ch)
+	p.gate.open(ch)
 	connStates := make(chan *amqp.StateChanged, 8)
 	chStates := make(chan *amqp.StateChanged, 8)
 	conn.NotifyStateChange(connStates)
 	ch.NotifyStateChange(chStates)
 	p.wg.Add(2)
-	go p.watch("connection", connStates, &p.connOpen)
-	go p.watch("channel", chStates, &p.chOpen)
+	go p.watch("connection", connStates)
+	go p.watch("channel", chStates)
 	p.mu.Unlock()
 	p.log.Info("rabbitmq connected", "exchange", p.cfg.Topology.Exchange, "queue", p.cfg.Topology.Queue)
 	if err := p.declare(); err != nil {
@@ -251,11 +252,11 @@ func (p *Publisher) setup(conn *amqp.Connection) (*amqp.Channel, error) {
 }
 
 // watch follows one lifecycle until the library closes the notification
-// channel (after StateClosed), logging each transition.
-func (p *Publisher) watch(what string, states <-chan *amqp.StateChanged, open *atomic.Bool) {
+// channel (after StateClosed), logging each transition. It does not decide
+// when Publish may send (the gate does, synchronously).
+func (p *Publisher) watch(what string, states <-chan *amqp.StateChanged) {
 	defer p.wg.Done()
 	for s := range states {
-		open.Store(s.To == amqp.StateOpen)
 		switch {
 		case s.To == amqp.StateOpen:
 			p.log.Info("rabbitmq "+what+" open", "from", s.From.String())
@@ -268,7 +269,6 @@ func (p *Publisher) watch(what string, states <-chan *amqp.StateChanged, open *a
 			p.log.Info("rabbitmq "+what+" "+s.To.String(), "from", s.From.String())
 		}
 	}
-	open.Store(false)
 }
 
 // Publish sends m to the exchange, mandatory, and waits for the broker's
@@ -287,13 +287,17 @@ func (p *Publisher) Publish(ctx context.Context, m Message) (err error) {
 		defer func() { endPublish(span, err) }()
 	}
 	p.mu.Lock()
-	ch, rets := p.ch, p.returns
+	rets := p.returns
 	p.mu.Unlock()
-	if ch == nil || !p.connOpen.Load() || !p.chOpen.Load() {
+	if rets == nil {
+		return fmt.Errorf("publish %s: %w", m.PaymentID, ErrNotConnected)
+	}
+	ch, gen, ok := p.gate.current()
+	if !ok {
 		return fmt.Errorf("publish %s: %w", m.PaymentID, ErrNotConnected)
 	}
 	w := rets.expect(m.PaymentID)
-	ack, err := p.confirm(ctx, ch, m)
+	ack, err := p.confirm(ctx, ch, gen, m) // releases the gate's read lock
 	ret := rets.done(w)
 	switch {
 	case err != nil:
@@ -307,21 +311,38 @@ func (p *Publisher) Publish(ctx context.Context, m Message) (err error) {
 	return nil
 }
 
-// confirm publishes m, mandatory, and waits for its confirm.
-func (p *Publisher) confirm(ctx context.Context, ch *amqp.Channel, m Message) (ack bool, err error) {
+// confirm publishes m, mandatory, on ch in generation gen, and waits for
+// its confirm (amqp091-go's DeferredConfirmation, which ties the confirm
+// to this publish). The caller holds the gate's read lock; confirm
+// releases it once m is sent. A generation that ends before the confirm
+// came fails m (not acked).
+func (p *Publisher) confirm(ctx context.Context, ch *amqp.Channel, gen *generation, m Message) (ack bool, err error) {
 	pub := m.publishing()
 	if p.cfg.Tracer != nil {
 		inject(ctx, pub.Headers)
 	}
 	dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, p.cfg.Topology.Exchange, m.RoutingKey, true, false, pub)
-	if err != nil {
+	p.gate.mu.RUnlock()
+	switch {
+	case err != nil:
 		return false, fmt.Errorf("publish %s: %w", m.PaymentID, err)
+	case dc == nil: // not in confirm mode: cannot happen in an open generation
+		return false, nil
 	}
-	ack, err = dc.WaitContext(ctx)
-	if err != nil {
+	select {
+	case <-dc.Done():
+	case <-gen.closed:
+	case <-ctx.Done():
+	}
+	select {
+	case <-dc.Done(): // a confirm that came first stands
+		return dc.Acked(), nil
+	default:
+	}
+	if err := ctx.Err(); err != nil {
 		return false, fmt.Errorf("publish %s: wait for confirm: %w", m.PaymentID, err)
 	}
-	return ack, nil
+	return false, nil // the channel closed first
 }
 
 // Check reports whether the connection and channel are open, for readiness.
@@ -332,10 +353,8 @@ func (p *Publisher) Check(context.Context) error {
 	switch {
 	case !connected:
 		return fmt.Errorf("%w: first connection not made yet", ErrNotConnected)
-	case !p.connOpen.Load():
-		return fmt.Errorf("%w: connection recovering", ErrNotConnected)
-	case !p.chOpen.Load():
-		return fmt.Errorf("%w: channel recovering", ErrNotConnected)
+	case !p.gate.usable():
+		return fmt.Errorf("%w: connection or channel recovering", ErrNotConnected)
 	}
 	return nil
 }
@@ -353,6 +372,7 @@ func (p *Publisher) Close() error {
 	close(p.stop)
 	conn := p.conn
 	p.mu.Unlock()
+	p.gate.shut()
 	var err error
 	if conn != nil {
 		if err = conn.Close(); errors.Is(err, amqp.ErrClosed) {

@@ -29,6 +29,11 @@ func TestRequestValid(t *testing.T) {
 		{"control char in reference", func(r *Request) { r.Reference = "pay\x001" }, []string{"reference"}},
 		{"reference too long", func(r *Request) { r.Reference = strings.Repeat("r", MaxTextLen+1) }, []string{"reference"}},
 		{"unicode customer is fine", func(r *Request) { r.CustomerID = "clé-été" }, nil},
+		// The limit counts characters: 255 four-byte characters (1,020
+		// bytes) pass, 256 do not.
+		{"255 four-byte characters", func(r *Request) { r.CustomerID = strings.Repeat("𝄞", MaxTextLen) }, nil},
+		{"256 four-byte characters", func(r *Request) { r.CustomerID = strings.Repeat("𝄞", MaxTextLen+1) }, []string{"customer_id"}},
+		{"invalid UTF-8", func(r *Request) { r.CustomerID = "cus_\xff" }, []string{"customer_id"}},
 		{"everything wrong", func(r *Request) { *r = Request{} }, []string{"amount", "currency", "customer_id", "reference"}},
 	}
 	for _, tt := range tests {

@@ -15,6 +15,7 @@ const (
 	OutcomeError      Outcome = "error"       // 500 without charging (injected, or a real internal error)
 	OutcomeInvalid    Outcome = "invalid"     // rejected with 4xx before anything else happened
 	OutcomeCancelled  Outcome = "cancelled"   // the caller went away during the simulated latency; nothing charged
+	OutcomeRejected   Outcome = "rejected"    // injected permanent rejection (reject_rate): 400, stored under the key; nothing charged
 )
 
 // Outcomes lists every outcome, in the order above.
@@ -22,5 +23,6 @@ func Outcomes() []Outcome {
 	return []Outcome{
 		OutcomeCharged, OutcomeDeclined, OutcomeReplayed, OutcomeMismatch,
 		OutcomeFailBefore, OutcomeFailAfter, OutcomeError, OutcomeInvalid, OutcomeCancelled,
+		OutcomeRejected,
 	}
 }

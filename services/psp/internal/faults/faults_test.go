@@ -144,3 +144,71 @@ func TestInjectorConcurrentUse(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestRejectWindow(t *testing.T) {
+	t.Parallel()
+	inj, err := New(Knobs{Idempotency: true, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 28, 4, 0, 0, 0, time.UTC)
+	inj.now = func() time.Time { return now }
+
+	k, err := inj.Update(Patch{RejectRate: new(0.5), RejectForMS: new(int64(10_000))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := now.Add(10 * time.Second); k.RejectRate != 0.5 || k.RejectUntil == nil || !k.RejectUntil.Equal(want) {
+		t.Fatalf("knobs = %+v, want reject_rate 0.5 until %s", k, want)
+	}
+	var rejected int
+	for range 400 {
+		if inj.Draw().Reject {
+			rejected++
+		}
+	}
+	if rejected < 150 || rejected > 250 { // 0.5 × 400 = 200
+		t.Errorf("rejected %d of 400 at rate 0.5", rejected)
+	}
+
+	now = now.Add(10 * time.Second) // the window ends
+	for range 100 {
+		if inj.Draw().Reject {
+			t.Fatal("a call was rejected after the window ended")
+		}
+	}
+	if k := inj.Knobs(); k.RejectRate != 0 || k.RejectUntil != nil {
+		t.Errorf("knobs after the window = %+v, want reject_rate 0, no reject_until", k)
+	}
+
+	// Without reject_for_ms the rate holds until changed.
+	if _, err := inj.Update(Patch{RejectRate: new(1.0)}); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(24 * time.Hour)
+	if p := inj.Draw(); !p.Reject {
+		t.Errorf("rate 1 without a window: plan %+v, want Reject", p)
+	}
+}
+
+func TestRejectPatchValid(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		patch Patch
+		want  []string
+	}{
+		{"rate and window", Patch{RejectRate: new(0.3), RejectForMS: new(int64(MaxRejectForMS))}, nil},
+		{"rate alone", Patch{RejectRate: new(1.0)}, nil},
+		{"window alone", Patch{RejectForMS: new(int64(1000))}, []string{"reject_for_ms"}},
+		{"out of range", Patch{RejectRate: new(1.1), RejectForMS: new(int64(-1))}, []string{"reject_for_ms", "reject_rate"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := slices.Sorted(maps.Keys(tt.patch.Valid()))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -20,6 +20,7 @@ type Plan struct {
 	FailBefore  bool          // answer 503, charge nothing
 	Error       bool          // answer 500, charge nothing (checked after FailBefore)
 	FailAfter   bool          // if the call creates a new charge: commit it, then drop the connection
+	Reject      bool          // if the call is new: reject it for good (400, stored under its key; checked after Error)
 	Idempotency bool          // the idempotency knob at arrival
 }
 
@@ -29,6 +30,7 @@ type Injector struct {
 	mu    sync.Mutex
 	knobs Knobs
 	rng   *rand.Rand
+	now   func() time.Time // the clock of reject_for_ms
 }
 
 // New returns an Injector with knobs k, its RNG seeded with k.Seed.
@@ -37,13 +39,21 @@ func New(k Knobs) (*Injector, error) {
 	if err := invalid(k.Valid()); err != nil {
 		return nil, err
 	}
-	return &Injector{knobs: k, rng: newRNG(k.Seed)}, nil
+	return &Injector{knobs: k, rng: newRNG(k.Seed), now: time.Now}, nil
 }
 
-// Knobs returns the knobs in force.
+// Knobs returns the knobs in force (reject_rate is 0 once its window has
+// ended).
 func (i *Injector) Knobs() Knobs {
 	i.mu.Lock()
 	defer i.mu.Unlock()
+	return i.knobsNow()
+}
+
+// knobsNow expires the reject window if it has ended and returns the
+// knobs; i.mu must be held.
+func (i *Injector) knobsNow() Knobs {
+	i.knobs = i.knobs.expire(i.now())
 	return i.knobs
 }
 
@@ -56,27 +66,28 @@ func (i *Injector) Update(p Patch) (Knobs, error) {
 	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	i.knobs = i.knobs.apply(p)
+	i.knobs = i.knobs.apply(p, i.now())
 	if p.Seed != nil {
 		i.rng = newRNG(*p.Seed)
 	}
-	return i.knobs, nil
+	return i.knobsNow(), nil
 }
 
-// Draw decides the fate of the next call. Every call consumes exactly four
+// Draw decides the fate of the next call. Every call consumes exactly five
 // numbers from the RNG whatever the knobs, so for one seed the n-th call
-// always gets the n-th plan. The three fault draws are independent.
+// always gets the n-th plan. The four fault draws are independent.
 func (i *Injector) Draw() Plan {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	k := i.knobs
-	jitter, before, fail, after := i.rng.Float64(), i.rng.Float64(), i.rng.Float64(), i.rng.Float64()
+	k := i.knobsNow()
+	jitter, before, fail, after, reject := i.rng.Float64(), i.rng.Float64(), i.rng.Float64(), i.rng.Float64(), i.rng.Float64()
 	delay := float64(k.LatencyMS) + (2*jitter-1)*float64(k.LatencyJitterMS)
 	return Plan{
 		Delay:       time.Duration(max(delay, 0) * float64(time.Millisecond)),
 		FailBefore:  before < k.FailBeforeRate,
 		Error:       fail < k.ErrorRate,
 		FailAfter:   after < k.FailAfterRate,
+		Reject:      reject < k.RejectRate,
 		Idempotency: k.Idempotency,
 	}
 }

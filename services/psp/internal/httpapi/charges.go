@@ -22,9 +22,10 @@ type chargeStore interface {
 // handleCharge serves POST /v1/charges. In order: validate (400/413/415,
 // outcome invalid), draw the call's fault plan, sleep its latency (outcome
 // cancelled if the caller leaves), inject fail_before (503) or error (500),
-// then charge in one transaction (see ledger.Store.Charge) and answer: 201
-// charged, 402 declined, the stored answer with Idempotent-Replayed: true,
-// 422 mismatch, or, for fail_after, no answer at all.
+// then charge, or for reject a permanent rejection, in one transaction
+// (see ledger.Store.Charge) and answer: 201 charged, 402 declined, 400
+// charge-rejected, the stored answer with Idempotent-Replayed: true, 422
+// mismatch, or, for fail_after, no answer at all.
 func handleCharge(log *slog.Logger, store chargeStore, inj *faults.Injector, m *Metrics) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		call := ledger.Call{ReceivedAt: time.Now()}
@@ -75,6 +76,10 @@ func handleCharge(log *slog.Logger, store chargeStore, inj *faults.Injector, m *
 			status = http.StatusPaymentRequired
 		}
 		body, err := marshal(c)
+		if plan.Reject {
+			c, status = charge.Charge{}, http.StatusBadRequest
+			body, err = marshal(chargeRejected(requestIDFrom(r.Context())))
+		}
 		if err != nil {
 			record(charge.OutcomeError, http.StatusInternalServerError)
 			writeError(w, r, log, err)
@@ -83,7 +88,7 @@ func handleCharge(log *slog.Logger, store chargeStore, inj *faults.Injector, m *
 		res, err := store.Charge(r.Context(), ledger.Attempt{
 			ReceivedAt: call.ReceivedAt, Key: key, Request: req,
 			Charge: c, HTTPStatus: status, Body: body,
-			Idempotency: plan.Idempotency, FailAfter: plan.FailAfter,
+			Idempotency: plan.Idempotency, FailAfter: plan.FailAfter, Rejected: plan.Reject,
 		})
 		if err != nil {
 			record(charge.OutcomeError, http.StatusInternalServerError)
@@ -99,9 +104,9 @@ func handleCharge(log *slog.Logger, store chargeStore, inj *faults.Injector, m *
 			writeError(w, r, log, keyMismatch())
 		case charge.OutcomeReplayed:
 			w.Header().Set("Idempotent-Replayed", "true")
-			writeBody(w, res.HTTPStatus, "application/json", res.Body)
+			writeBody(w, res.HTTPStatus, contentType(res.HTTPStatus), res.Body)
 		default:
-			writeBody(w, res.HTTPStatus, "application/json", res.Body)
+			writeBody(w, res.HTTPStatus, contentType(res.HTTPStatus), res.Body)
 		}
 	})
 }
@@ -146,6 +151,15 @@ func decodeCharge(w http.ResponseWriter, r *http.Request, call *ledger.Call) (st
 		return "", charge.Request{}, invalidRequest(errs)
 	}
 	return key, req, nil
+}
+
+// contentType is the media type of a stored answer: a charge or decline,
+// or a rejection's problem.
+func contentType(status int) string {
+	if status >= 400 && status != http.StatusPaymentRequired {
+		return "application/problem+json"
+	}
+	return "application/json"
 }
 
 // sleep waits d, or less if ctx ends first; it reports whether it waited d.

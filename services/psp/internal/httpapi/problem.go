@@ -70,6 +70,15 @@ func simulatedError() *problem {
 		Detail: "injected fault (error_rate): nothing was charged; retry with the same key"}
 }
 
+// chargeRejected is the answer to a call the reject fault rejects for
+// good, with the request id of that call (the answer is stored and
+// replayed byte for byte).
+func chargeRejected(requestID string) *problem {
+	return &problem{Type: problemBase + "charge-rejected", Title: "Charge rejected", Status: http.StatusBadRequest,
+		Detail:    "injected fault (reject_rate): the provider refuses this charge for good; nothing was charged and the same key gets this answer again",
+		RequestID: requestID}
+}
+
 func noSuchKey() *problem {
 	return &problem{Type: problemBase + "no-such-key", Title: "No charge under this key", Status: http.StatusNotFound,
 		Detail: "nothing was charged or declined under this Idempotency-Key"}

@@ -18,11 +18,12 @@ type Attempt struct {
 	ReceivedAt  time.Time
 	Key         string
 	Request     charge.Request
-	Charge      charge.Charge // the new charge or decline, used only if the call is new
-	HTTPStatus  int           // status of the answer for a new call (201 or 402)
+	Charge      charge.Charge // the new charge or decline, used only if the call is new; zero for a rejection
+	HTTPStatus  int           // status of the answer for a new call (201, 402, or 400 for a rejection)
 	Body        []byte        // exact bytes of that answer
 	Idempotency bool          // false: no idempotency record is read or written
 	FailAfter   bool          // a new effective charge is recorded as fail_after (no answer will be sent)
+	Rejected    bool          // the answer is a permanent rejection (outcome rejected), stored like a decline
 }
 
 // Result is what to answer for an Attempt.
@@ -51,7 +52,10 @@ func (s *Store) Charge(ctx context.Context, a Attempt) (Result, error) {
 	defer cancel()
 	fingerprint := a.Request.Fingerprint()
 	res := Result{Outcome: charge.OutcomeDeclined, HTTPStatus: a.HTTPStatus, Body: a.Body, ChargeID: a.Charge.ID}
-	if a.Charge.Effective() {
+	switch {
+	case a.Rejected:
+		res.Outcome = charge.OutcomeRejected
+	case a.Charge.Effective():
 		res.Outcome = charge.OutcomeCharged
 		if a.FailAfter {
 			res.Outcome = charge.OutcomeFailAfter
@@ -102,7 +106,7 @@ WITH idem AS (
 	SELECT $5, $1, $7::text, $8::bigint, $9::text, $10::text, $11::timestamptz FROM fresh WHERE yes AND $12::boolean
 ), called AS (
 	INSERT INTO psp_calls (received_at, idempotency_key, reference, amount, currency, outcome, charge_id, http_status)
-	SELECT $13::timestamptz, $1, $14::text, $15::bigint, $16::text, $17::text, $5, $18::integer FROM fresh WHERE yes
+	SELECT $13::timestamptz, $1, $14::text, $15::bigint, $16::text, $17::text, nullif($5, ''), $18::integer FROM fresh WHERE yes
 )
 SELECT yes FROM fresh`
 
@@ -123,7 +127,9 @@ func seen(ctx context.Context, tx pgx.Tx, key string, fingerprint []byte, call C
 		return Result{}, fmt.Errorf("read idempotency record: %w", err)
 	}
 	res.Outcome = charge.OutcomeReplayed
-	call.ChargeID = &res.ChargeID
+	if res.ChargeID != "" { // a rejection has none
+		call.ChargeID = &res.ChargeID
+	}
 	if !bytes.Equal(stored, fingerprint) {
 		res = Result{Outcome: charge.OutcomeMismatch, HTTPStatus: 422}
 		call.ChargeID = nil

@@ -128,7 +128,12 @@ func (e *env) startAPI(extra ...map[string]string) *apiProcess {
 
 // pay creates a payment through the api and returns its id.
 func (a *apiProcess) pay(t testing.TB, idemKey string, amount int64) string {
-	body, _ := json.Marshal(map[string]any{"amount": amount, "currency": "EUR", "customer_id": "cus_qdel"})
+	return a.payFor(t, idemKey, amount, "cus_qdel")
+}
+
+// payFor creates a payment of customer through the api and returns its id.
+func (a *apiProcess) payFor(t testing.TB, idemKey string, amount int64, customer string) string {
+	body, _ := json.Marshal(map[string]any{"amount": amount, "currency": "EUR", "customer_id": customer})
 	req, _ := http.NewRequest(http.MethodPost, "http://"+a.addr+"/v1/payments", bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+a.key)
 	req.Header.Set("Idempotency-Key", idemKey)

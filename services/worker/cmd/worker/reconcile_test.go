@@ -120,3 +120,47 @@ func TestReconcilerRacesDeliveries(t *testing.T) {
 		t.Error("the reconcilers never met a payment in flight: no race was tested")
 	}
 }
+
+// Payments the reconciler cannot settle (the psp holds a charge under
+// their key that disagrees with them: left pending every time) do not
+// starve a later stranded payment: each one it looked at goes behind the
+// others, so 120 of them, older than the stranded one, delay it by about
+// 120 / WORKER_RECONCILE_BATCH rounds, not forever.
+func TestReconcilerIsFairToLaterPayments(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	const poisoned, batch = 120, 10
+	var ids []string
+	for i := range poisoned {
+		p := e.newPayment(int64(1000+i), fmt.Sprintf("cus_poison_%d", i))
+		ids = append(ids, p.ID)
+		p.Amount++ // a charge under the payment's key, for another amount
+		if _, err := e.chargeDirectly(p); err != nil {
+			t.Fatalf("seed the disagreeing charge %d: %v", i, err)
+		}
+	}
+	stranded := e.newPayment(2500, "cus_stranded") // the psp never saw it
+	env := reconcileEnv(time.Millisecond)
+	env["WORKER_RECONCILE_BATCH"] = fmt.Sprint(batch)
+	w := e.startWorker("fair", env)
+
+	e.waitTerminal(30*time.Second, stranded.ID)
+	var looks int
+	if err := e.db.QueryRow(context.Background(),
+		`SELECT coalesce(sum(reconcile_attempts), 0) FROM payments WHERE id = ANY($1)`, ids).Scan(&looks); err != nil {
+		t.Fatal(err)
+	}
+	// The stranded payment is due before any payment put off once, so it
+	// comes after the first look at each (poisoned, 13 rounds of 10);
+	// rounds run on while this test polls, hence the margin.
+	if looks > 2*poisoned {
+		t.Errorf("the poisoned payments were looked at %d times before the stranded one was settled, want at most %d", looks, 2*poisoned)
+	}
+	e.wantChargedOnce(stranded.ID)
+	if r := e.row(ids[0]); r.Status != "pending" {
+		t.Errorf("a poisoned payment is %+v, want pending (its psp charge disagrees)", r)
+	}
+	if got := w.metric(t, reconciled(reconcile.Failed)); got < poisoned {
+		t.Errorf("reconcile error results %v, want at least %d (each poisoned payment once)", got, poisoned)
+	}
+}

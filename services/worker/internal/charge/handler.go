@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/oncepay/oncepay/pkg/idem"
 	"github.com/oncepay/oncepay/services/psp/pspclient"
@@ -231,7 +233,10 @@ func (h *Handler) charge(ctx context.Context, log *slog.Logger, msg Initiated) v
 		return verdict{outcome: metrics.Duplicate, result: resultOf(p.ID, p.Outcome)}
 	}
 	outcome := metrics.Charged
-	if o.Status == payments.Failed {
+	switch {
+	case strings.HasPrefix(o.FailureReason, RejectionPrefix):
+		outcome = metrics.Rejected
+	case o.Status == payments.Failed:
 		outcome = metrics.Declined
 	}
 	log.Info("payment settled", "status", o.Status, "psp_charge_id", o.PSPChargeID, "failure_reason", o.FailureReason)
@@ -262,12 +267,17 @@ func (h *Handler) callPSP(ctx context.Context, log *slog.Logger, msg Initiated) 
 		err = fmt.Errorf("psp answered status %q, charge id %q", c.Status, c.ID)
 	case lost(ctx):
 		return payments.Outcome{}, verdict{}, false
-	case errors.Is(err, pspclient.ErrMismatch):
-		log.Error("psp has another request under this key; dead-lettering", "err", err)
-		return payments.Outcome{}, verdict{outcome: metrics.DeadLettered, release: true, err: consumer.Reject(err)}, false
-	case !errors.Is(err, pspclient.ErrTransient) && isClientError(err):
-		log.Error("psp rejected the request; dead-lettering", "err", err)
-		return payments.Outcome{}, verdict{outcome: metrics.DeadLettered, release: true, err: consumer.Reject(err)}, false
+	case errors.Is(err, pspclient.ErrRejected):
+		// The psp refused the request itself (400, 413, 422): it will
+		// never charge it, under this key or by retrying. The payment
+		// fails with the psp's reason, like a decline; the message is
+		// not poison and the payment must not stay pending.
+		log.Warn("psp rejected the charge for good; failing the payment", "err", err)
+		return payments.Outcome{Status: payments.Failed, FailureReason: RejectionReason(err)}, verdict{}, true
+	case isClientError(err):
+		// 401, 403, 404, 415...: the worker's setup is wrong (psp URL,
+		// credentials, client), not the payment. Retry until it is fixed.
+		log.Error("psp refused the worker's call; retrying later", "err", err)
 	}
 	log.Warn("psp call failed; retrying later with the same key", "err", err)
 	return payments.Outcome{}, verdict{outcome: metrics.TransientRetry, release: true, err: consumer.Retry(err, 0)}, false
@@ -292,8 +302,7 @@ func agree(p payments.Payment, m Initiated) error {
 	return errors.Join(errs...)
 }
 
-// isClientError reports a 4xx answer from the psp (a request it will never
-// accept).
+// isClientError reports a 4xx answer from the psp.
 func isClientError(err error) bool {
 	e, ok := errors.AsType[*pspclient.Error](err)
 	return ok && e.StatusCode >= 400 && e.StatusCode < 500
@@ -301,3 +310,29 @@ func isClientError(err error) bool {
 
 // lost reports whether ctx ended because the lease was lost.
 func lost(ctx context.Context) bool { return errors.Is(context.Cause(ctx), idem.ErrLost) }
+
+// RejectionPrefix starts the failure_reason of a payment whose charge the
+// psp rejected for good (pspclient.ErrRejected); the psp's reason follows.
+const RejectionPrefix = "rejected: "
+
+// maxReasonLen bounds a rejection's failure_reason, in bytes.
+const maxReasonLen = 500
+
+// RejectionReason is the failure_reason for err, a pspclient.ErrRejected:
+// "rejected: " and the psp's reason (pspclient.Error.Reason), cut to at
+// most 500 bytes on a character boundary.
+func RejectionReason(err error) string {
+	why := "the psp rejected the request"
+	if e, ok := errors.AsType[*pspclient.Error](err); ok {
+		why = e.Reason()
+	}
+	r := RejectionPrefix + why
+	if len(r) <= maxReasonLen {
+		return r
+	}
+	r = r[:maxReasonLen]
+	for len(r) > 0 && !utf8.ValidString(r) {
+		r = r[:len(r)-1]
+	}
+	return r
+}

@@ -20,11 +20,12 @@ const (
 	TransientRetry  = "transient_retry"   // psp or database failed transiently; delayed retry
 	DeadLettered    = "dead_lettered"     // poison: undecodable or invalid; in the DLQ
 	RedisDown       = "redis_unavailable" // the boundary could not be reached; delayed retry (fail closed)
+	Rejected        = "rejected"          // psp rejected the request for good, payment failed with its reason
 )
 
 // Outcomes lists every outcome label, in the order above.
 func Outcomes() []string {
-	return []string{Charged, Declined, Duplicate, InProgressRetry, LostLease, TransientRetry, DeadLettered, RedisDown}
+	return []string{Charged, Declined, Duplicate, InProgressRetry, LostLease, TransientRetry, DeadLettered, RedisDown, Rejected}
 }
 
 // Reasons a delivery is not settled at all (worker_settle_skipped_total).

@@ -1,9 +1,9 @@
 // Package reconcile settles payments that stayed pending: a message lost or
 // dead-lettered, or a charge whose answer was lost and never retried. Every
-// Interval the Reconciler reads the payments pending for longer than After,
-// oldest first, and for each one claims the charge stage through the
-// boundary and asks the psp for the charge stored under the payment's
-// idempotency key:
+// Interval the Reconciler reads up to Batch payments pending for longer
+// than After, the earliest due first, and for each one claims the charge
+// stage through the boundary and asks the psp for the charge stored under
+// the payment's idempotency key:
 //
 //	stage in progress elsewhere   skip it this round (its owner settles it)
 //	psp has a charge or decline   settle with the payments compare-and-set
@@ -14,6 +14,12 @@
 //	psp or boundary unavailable   release the stage, leave the payment pending
 //	                              (never failed for it) and end the round: the
 //	                              next round asks again
+//
+// A payment it looked at and did not settle is put off (payments.Store.Defer):
+// due again after Interval × 2^(n−1) at its n-th look, at most
+// MaxBackoffFactor × Interval. A payment is due at its creation until then,
+// so one that cannot be settled goes behind every other pending payment:
+// any number of them cannot starve a later one.
 //
 // It also sets payments_oldest_pending_age_seconds every round.
 package reconcile
@@ -30,11 +36,14 @@ import (
 	"github.com/oncepay/oncepay/services/worker/internal/payments"
 )
 
+// MaxBackoffFactor bounds a payment's backoff: at most this many Intervals.
+const MaxBackoffFactor = 64
+
 // Config tunes a Reconciler.
 type Config struct {
 	After      time.Duration // a payment pending longer than this is reconciled
 	Interval   time.Duration // between rounds
-	Batch      int           // payments per round at most, oldest first
+	Batch      int           // payments per round at most, the earliest due first
 	PSPTimeout time.Duration // bound on one psp lookup
 	// MeasureOnly: only set the gauge, settle nothing (the comparison
 	// strategies, which must show their own failures).
@@ -47,6 +56,7 @@ type store interface {
 	OldestPendingAge(ctx context.Context) (time.Duration, error)
 	Get(ctx context.Context, id string) (payments.Payment, error)
 	Settle(ctx context.Context, id string, o payments.Outcome) (bool, error)
+	Defer(ctx context.Context, id string, base, limit time.Duration) error
 }
 
 // psp is the psp as the reconciler uses it (*pspclient.Client).
@@ -103,8 +113,9 @@ func (r *Reconciler) Run(ctx context.Context) {
 }
 
 // Round sets the oldest-pending gauge and reconciles up to Batch payments
-// pending for longer than After. Errors are logged and counted, never
-// returned: the next round tries again.
+// pending for longer than After, the earliest due first, and puts off each
+// one it did not settle. Errors are logged and counted, never returned:
+// the next round tries again.
 func (r *Reconciler) Round(ctx context.Context) {
 	age, err := r.Payments.OldestPendingAge(ctx)
 	if err != nil {
@@ -126,6 +137,12 @@ func (r *Reconciler) Round(ctx context.Context) {
 		}
 		res := r.reconcile(ctx, p)
 		r.Metrics.results.WithLabelValues(res).Inc()
+		// Settled payments are left alone by Defer. The others, the one
+		// that ended the round included, go behind every payment due
+		// before them.
+		if err := r.Payments.Defer(context.WithoutCancel(ctx), p.ID, r.cfg.Interval, MaxBackoffFactor*r.cfg.Interval); err != nil {
+			r.Log.Warn("reconcile: payment not put off", "payment_id", p.ID, "err", err)
+		}
 		if res == BoundaryUnavailable || res == PSPUnavailable {
 			return // the others would fail the same way; the next round starts over
 		}
