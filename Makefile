@@ -295,6 +295,11 @@ bench-go: benchstat ## only the pkg/idem Go benchmarks: BENCH_GO_COUNT (8) inter
 	$(GO) build -o $(BENCH_BIN) ./loadtest/bench/cmd/bench
 	BENCH_PHASES=go $(BENCH_HARNESS) run -- $(BENCH_BIN)
 
+.PHONY: bench-overload
+bench-overload: k6 ## offer 1.5x and 2x capacity to this code and BENCH_BASE's (default: merge-base with main) side by side (~10 min)
+	$(GO) build -o $(BENCH_BIN) ./loadtest/bench/cmd/bench
+	BENCH_PHASES=overload $(BENCH_HARNESS) run -- $(BENCH_BIN)
+
 .PHONY: bench-peer
 bench-peer: ## pkg/idem against AWS Powertools idempotency on a private Redis (port 6425, ~6 min); results in .run/bench/peer (BENCH_PEER_OUT, BENCH_PEER_FLAGS)
 	cd loadtest/bench/peer/node && npm ci --no-audit --no-fund --loglevel=error

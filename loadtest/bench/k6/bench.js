@@ -14,6 +14,9 @@
 //             max(50, RATE/10), at most 300). k6 drops an iteration when no
 //             VU is free, and allocating more mid-run drops more: runs that
 //             must not drop (the sustained runs) ask for RATE/2 or more.
+//   MAX_VUS   the most VUs an open-model run may use (default max(400,
+//             2*PRE_VUS)); the overload phase raises it, so that the
+//             offered load stays independent of the answers
 //   RUN       prefix of every key (unique per phase)
 //   SUMMARY   path of the compact JSON summary written at the end
 //
@@ -37,11 +40,17 @@ const keys = Number(__ENV.KEYS || 100);
 const keysFrom = __ENV.KEYS_FROM || '';
 const summaryPath = __ENV.SUMMARY || 'summary.json';
 const preVUs = Number(__ENV.PRE_VUS || Math.min(300, Math.max(50, Math.ceil(rate / 10))));
+const maxVUs = Number(__ENV.MAX_VUS || Math.max(400, 2 * preVUs));
 
 const latency = new Trend('latency', true);
 const accepted = new Counter('accepted'); // 202, a new payment
 const replayed = new Counter('replayed'); // 202 with Idempotent-Replayed: true
 const failed = new Counter('failed'); // anything else, transport errors included
+// refusals: 503 or 429, the answers that shed load; their latency, and how
+// many came without Retry-After
+const refusal = new Trend('refusal_latency', true);
+const refused = new Counter('refused');
+const refusedBare = new Counter('refused_no_retry_after');
 // failed, by class: 0 (transport error or timeout), 409, 4xx, 503, 5xx
 const failedBy = {
   0: new Counter('failed_0'), 409: new Counter('failed_409'), '4xx': new Counter('failed_4xx'),
@@ -72,7 +81,7 @@ function scenario() {
       return {
         executor: 'constant-arrival-rate', rate, timeUnit: '1s', duration,
         // enough VUs up front: allocating them mid-run drops iterations
-        preAllocatedVUs: preVUs, maxVUs: Math.max(400, 2 * preVUs), gracefulStop: '2s',
+        preAllocatedVUs: preVUs, maxVUs, gracefulStop: '2s',
       };
   }
 }
@@ -103,6 +112,11 @@ export default function (data) {
   const key = mode === 'replay' ? data.keys[n % data.keys.length] : `${run}-${n}`;
   const res = http.post(`${target}/v1/payments`, body, params(key));
   latency.add(res.timings.duration);
+  if (res.status === 503 || res.status === 429) {
+    refused.add(1);
+    refusal.add(res.timings.duration);
+    if (!res.headers['Retry-After']) refusedBare.add(1);
+  }
   if (res.status !== 202) {
     failed.add(1);
     failedBy[failClass(res.status)].add(1);
@@ -120,6 +134,7 @@ function count(data, name) {
 
 export function handleSummary(data) {
   const lat = data.metrics.latency ? data.metrics.latency.values : {};
+  const ref = data.metrics.refusal_latency ? data.metrics.refusal_latency.values : {};
   const out = {
     mode, load, targets, rate, vus,
     duration_s: load === 'count' ? null : Number(duration.replace(/s$/, '')),
@@ -133,6 +148,9 @@ export function handleSummary(data) {
     lat_p90_ms: lat['p(90)'] || 0,
     lat_p99_ms: lat['p(99)'] || 0,
     lat_max_ms: lat.max || 0,
+    refused: count(data, 'refused'),
+    refused_p99_ms: ref['p(99)'] || 0,
+    refused_no_retry_after: count(data, 'refused_no_retry_after'),
     max_vus: data.metrics.vus_max ? data.metrics.vus_max.values.max : 0,
   };
   return { [summaryPath]: JSON.stringify(out) + '\n' };

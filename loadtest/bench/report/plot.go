@@ -17,9 +17,14 @@ import (
 	"github.com/oncepay/oncepay/loadtest/bench/results"
 )
 
-// Plots writes perf-e2e.png and perf-sustained.png into dir, each when the
-// run has the data.
+// Plots writes perf-e2e.png, perf-sustained.png and perf-overload.png into
+// dir, each when the run has the data.
 func Plots(r *results.Results, dir string) error {
+	if r.Overload != nil && len(r.Overload.Capacity) > 0 {
+		if err := overloadPlot(r.Overload, filepath.Join(dir, "perf-overload.png")); err != nil {
+			return err
+		}
+	}
 	if r.E2E == nil {
 		return nil
 	}

@@ -45,6 +45,7 @@ func Markdown(w io.Writer, r *results.Results) {
 	machine(w, r)
 	goBench(w, r)
 	e2e(w, r)
+	overload(w, r)
 	if r.Peer != nil {
 		fmt.Fprintf(w, "\n## Against a peer (make bench-peer)\n\n%s", peer.Table(r.Peer))
 	}

@@ -110,3 +110,33 @@ func TestReportBreaksDownTarget1(t *testing.T) {
 		t.Errorf("with target 1 met, report.md should show the table only:\n%s", md.String())
 	}
 }
+
+func TestReportJudgesOverload(t *testing.T) {
+	t.Parallel()
+	r := &results.Results{Commit: "abc1234", Overload: &results.Overload{BaseRef: "main", BaseCommit: "c684600", Seconds: 60, Factors: []float64{2},
+		Capacity: []results.OverloadPoint{{Copy: "new", Accepted: 400, Sent: 400, Goodput: 400, APIRSS: 60, WorkerRSS: 50},
+			{Copy: "base", Accepted: 350, Sent: 350, Goodput: 350, APIRSS: 60, WorkerRSS: 50}},
+		Steps: []results.OverloadPoint{
+			{Copy: "new", Factor: 2, Offered: 800, Sent: 800, Accepted: 390, Goodput: 390, Refused: 410, RefusedP99: 9, APIRSS: 70, WorkerRSS: 50},
+			{Copy: "base", Factor: 2, Offered: 800, Sent: 500, Accepted: 200, Goodput: 210, Refused: 20, RefusedP99: 520, TimedOut: 80, APIRSS: 200, WorkerRSS: 50},
+		}}}
+	dir := t.TempDir()
+	if err := report.Write(r, dir, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## Overload: new (abc1234) against base (main = c684600)",
+		"| new | capacity | closed | 400 | 400 | 400 |",
+		"| new | 2x | 800 | 800 | 390 | 390 | 410 | 9 | 0 | 0 | 0 | 70 | 50 | 0 | **met** (0.97x goodput) |",
+		"| **not met**: goodput 0.60x; excess not refused fast; RSS api 3.33x, workers 1.00x |"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "perf-overload.png")); err != nil || fi.Size() == 0 {
+		t.Errorf("perf-overload.png: %v", err)
+	}
+}

@@ -22,6 +22,7 @@ type Results struct {
 	Settings Settings  `json:"settings"`
 	Go       *GoBench  `json:"go,omitempty"`
 	E2E      *E2E      `json:"e2e,omitempty"`
+	Overload *Overload `json:"overload,omitempty"`
 	// Peer is the peer phase's results (loadtest/bench/peer) without its
 	// cells, read from its results JSON when that phase ran.
 	Peer    *peer.Results `json:"peer,omitempty"`

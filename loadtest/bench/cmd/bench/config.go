@@ -20,7 +20,10 @@ type config struct {
 	Repo             string          // the working directory: the repository root
 	Out              string          // BENCH_OUT, default <repo>/.run/bench/runs/<UTC time>
 	Quick            bool            // BENCH_QUICK=1: about 4 minutes instead of about 15
-	Phases           map[string]bool // BENCH_PHASES: some of go,e2e
+	Phases           map[string]bool // BENCH_PHASES: some of go,e2e,overload
+	Base             string          // BENCH_BASE: the overload phase's base ref; empty: git merge-base HEAD main
+	OverloadSeconds  int             // BENCH_OVERLOAD_SECONDS: each overload step, default 60 (quick 20)
+	OverloadFactors  []float64       // offered load / capacity of the overload steps
 	Peer             string          // BENCH_PEER: the peer phase's results JSON, read when it exists
 	Pprof            bool            // BENCH_PPROF=1: services serve net/http/pprof on their port + 40
 
@@ -68,12 +71,13 @@ func loadConfig(getenv func(string) string, now time.Time) (config, error) {
 			LatencyPairs: integer("BENCH_LATENCY_PAIRS", pick(8, 6)), LatencySlice: pick(5, 4),
 			WorkerConcurrency: integer("BENCH_WORKER_CONCURRENCY", 32), PSPLatency: str("BENCH_PSP_LATENCY", "50ms"),
 		},
+		Base: getenv("BENCH_BASE"), OverloadSeconds: integer("BENCH_OVERLOAD_SECONDS", pick(60, 20)), OverloadFactors: []float64{1.5, 2},
 		SustainTries: pick(4, 2), FloorOps: pick(2000, 500), PortBase: integer("BENCH_PORT_BASE", 9180),
 		Limit: time.Duration(pick(25, 8)) * time.Minute,
 	}
 	for _, p := range strings.Split(str("BENCH_PHASES", "go,e2e"), ",") {
-		if p = strings.TrimSpace(p); p != "go" && p != "e2e" {
-			problems = append(problems, fmt.Errorf("BENCH_PHASES: unknown phase %q (want some of go,e2e)", p))
+		if p = strings.TrimSpace(p); p != "go" && p != "e2e" && p != "overload" {
+			problems = append(problems, fmt.Errorf("BENCH_PHASES: unknown phase %q (want some of go,e2e,overload)", p))
 		}
 		c.Phases[p] = true
 	}

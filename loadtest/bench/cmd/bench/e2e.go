@@ -321,7 +321,12 @@ type k6Summary struct {
 	Dropped  int            `json:"dropped"`
 	P50MS    float64        `json:"lat_p50_ms"`
 	P99MS    float64        `json:"lat_p99_ms"`
-	CPU      float64        `json:"-"` // seconds of CPU k6 used
+	// Refused are the 503s and 429s, RefusedP99MS their latency's p99,
+	// RefusedBare how many of them had no Retry-After.
+	Refused      int     `json:"refused"`
+	RefusedP99MS float64 `json:"refused_p99_ms"`
+	RefusedBare  int     `json:"refused_no_retry_after"`
+	CPU          float64 `json:"-"` // seconds of CPU k6 used
 }
 
 // k6 runs bench.js with env (TARGETS, MODE, LOAD, RATE, VUS, DURATION,

@@ -83,7 +83,9 @@ type bench struct {
 	res    *results.Results
 	procs  proc.Group
 	cl     *clients
-	copies []*variant // the e2e copies: boundary on, then off
+	copies []*variant // the e2e copies (boundary on, then off), or the overload phase's (new, base)
+
+	baseCommit string // what BENCH_BASE resolved to (the overload phase)
 
 	vacuumed  time.Duration // spent in vacuum between e2e phases
 	rewritten time.Duration // spent in BGREWRITEAOF between e2e phases
@@ -114,7 +116,7 @@ func (b *bench) runPhases(ctx context.Context) error {
 	for _, ph := range []struct {
 		name string
 		run  func(context.Context) error
-	}{{"go", b.goBench}, {"e2e", b.e2e}} {
+	}{{"go", b.goBench}, {"e2e", b.e2e}, {"overload", b.overload}} {
 		if !b.cfg.Phases[ph.name] {
 			continue
 		}
@@ -179,7 +181,7 @@ func (b *bench) bin(name string) string { return filepath.Join(b.cfg.Out, "bin",
 func (b *bench) build(ctx context.Context) error {
 	b.phase("build")
 	ph := b.cfg.Phases
-	for tool, needed := range map[string]bool{b.cfg.Benchstat: ph["go"], b.cfg.K6: ph["e2e"]} {
+	for tool, needed := range map[string]bool{b.cfg.Benchstat: ph["go"], b.cfg.K6: ph["e2e"] || ph["overload"]} {
 		if _, err := os.Stat(tool); needed && err != nil {
 			return fmt.Errorf("%s is missing (make bench installs k6 and benchstat)", tool)
 		}
@@ -191,6 +193,9 @@ func (b *bench) build(ctx context.Context) error {
 			[]string{"api-compare", "build", "-tags", "compare", "./services/api/cmd/api"},
 			[]string{"worker-compare", "build", "-tags", "compare", "./services/worker/cmd/worker"})
 	}
+	if ph["overload"] && !ph["e2e"] {
+		builds = append(builds, []string{"worker", "build", "./services/worker/cmd/worker"})
+	}
 	if ph["go"] {
 		builds = append(builds, []string{"idem.test", "test", "-c", "./pkg/idem"})
 	}
@@ -198,6 +203,9 @@ func (b *bench) build(ctx context.Context) error {
 		if _, err := b.command(ctx, "build", 5*time.Minute, b.cfg.Repo, nil, append([]string{"go", bd[1], "-o", b.bin(bd[0])}, bd[2:]...)...); err != nil {
 			return err
 		}
+	}
+	if ph["overload"] {
+		return b.buildBase(ctx)
 	}
 	return nil
 }
