@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/oncepay/oncepay/pkg/message"
+	"github.com/oncepay/oncepay/pkg/service/amqpconfirm"
 	"github.com/oncepay/oncepay/pkg/service/dial"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"go.opentelemetry.io/otel/trace"
@@ -65,8 +66,8 @@ type PublisherConfig struct {
 // Reconnection is the client library's built-in recovery (amqp091-go
 // Config.Recovery): after a broker restart or a channel error it redials,
 // reopens the channel in confirm mode and re-declares the exchange. Publish
-// sends nothing while that runs (see gate), so every confirm settles its
-// own message. The library starts recovery only after a first successful
+// sends nothing while that runs (pkg/service/amqpconfirm's gate), so every
+// confirm settles its own message. The library starts recovery only after a first successful
 // handshake, so Start keeps retrying that first dial itself. Its methods
 // are safe for concurrent use.
 type Publisher struct {
@@ -80,9 +81,11 @@ type Publisher struct {
 
 	declaring atomic.Bool // a declareLater is running
 
-	// gate holds the publishing channel; Publish sends only on an open
-	// generation of it, never while the library recovers it.
-	gate *gate
+	// recovery wraps the library's connection recovery; gate (under mu,
+	// set once the publishing channel is in confirm mode) sends only while
+	// that channel is open in confirm mode, never while it is recovered.
+	recovery *amqpconfirm.Recovery
+	gate     *amqpconfirm.Gate
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -93,7 +96,7 @@ func NewPublisher(cfg PublisherConfig, log *slog.Logger) *Publisher {
 	if cfg.RetryInterval <= 0 {
 		cfg.RetryInterval = time.Second
 	}
-	return &Publisher{cfg: cfg, log: log, stop: make(chan struct{}), gate: &gate{}}
+	return &Publisher{cfg: cfg, log: log, stop: make(chan struct{}), recovery: amqpconfirm.NewRecovery(nil)}
 }
 
 // Start connects, opens a confirm-mode channel, declares the exchange
@@ -150,7 +153,7 @@ func (p *Publisher) connect() error {
 				MaxRetryCount: math.MaxInt32,
 				RetryInterval: p.cfg.RetryInterval,
 			},
-			ConnectionRecovery: &recovery{gate: p.gate},
+			ConnectionRecovery: p.recovery,
 		},
 	})
 	if err != nil {
@@ -167,8 +170,7 @@ func (p *Publisher) connect() error {
 		_ = conn.Close() // closing anyway; ErrClosed says why
 		return amqp.ErrClosed
 	}
-	p.conn, p.returns = conn, newReturns(ch)
-	p.gate.open(ch)
+	p.conn, p.returns, p.gate = conn, newReturns(ch), p.recovery.Gate(ch)
 	connStates := make(chan *amqp.StateChanged, 8)
 	chStates := make(chan *amqp.StateChanged, 8)
 	conn.NotifyStateChange(connStates)
@@ -287,23 +289,27 @@ func (p *Publisher) Publish(ctx context.Context, m Message) (err error) {
 		defer func() { endPublish(span, err) }()
 	}
 	p.mu.Lock()
-	rets := p.returns
+	rets, gate := p.returns, p.gate
 	p.mu.Unlock()
-	if rets == nil {
+	if rets == nil || gate == nil {
 		return fmt.Errorf("publish %s: %w", m.PaymentID, ErrNotConnected)
 	}
-	ch, gen, ok := p.gate.current()
-	if !ok {
-		return fmt.Errorf("publish %s: %w", m.PaymentID, ErrNotConnected)
+	pub := m.publishing()
+	if p.cfg.Tracer != nil {
+		inject(ctx, pub.Headers)
 	}
 	w := rets.expect(m.PaymentID)
-	ack, err := p.confirm(ctx, ch, gen, m) // releases the gate's read lock
+	err = gate.Publish(ctx, p.cfg.Topology.Exchange, m.RoutingKey, true, pub)
 	ret := rets.done(w)
 	switch {
-	case err != nil:
-		return err
-	case !ack:
+	case errors.Is(err, amqpconfirm.ErrClosed):
+		return fmt.Errorf("publish %s: %w", m.PaymentID, ErrNotConnected)
+	case errors.Is(err, amqpconfirm.ErrNacked), errors.Is(err, amqpconfirm.ErrUnconfirmed):
+		// the channel closing before the confirm fails m as a nack does:
+		// the relay publishes it again
 		return fmt.Errorf("publish %s: %w", m.PaymentID, ErrNacked)
+	case err != nil:
+		return fmt.Errorf("publish %s: %w", m.PaymentID, err)
 	case ret != nil:
 		p.declareLater("message returned", returnedDeclareDelay)
 		return fmt.Errorf("publish %s: %w: %d %s", m.PaymentID, ErrReturned, ret.ReplyCode, ret.ReplyText)
@@ -311,49 +317,15 @@ func (p *Publisher) Publish(ctx context.Context, m Message) (err error) {
 	return nil
 }
 
-// confirm publishes m, mandatory, on ch in generation gen, and waits for
-// its confirm (amqp091-go's DeferredConfirmation, which ties the confirm
-// to this publish). The caller holds the gate's read lock; confirm
-// releases it once m is sent. A generation that ends before the confirm
-// came fails m (not acked).
-func (p *Publisher) confirm(ctx context.Context, ch *amqp.Channel, gen *generation, m Message) (ack bool, err error) {
-	pub := m.publishing()
-	if p.cfg.Tracer != nil {
-		inject(ctx, pub.Headers)
-	}
-	dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, p.cfg.Topology.Exchange, m.RoutingKey, true, false, pub)
-	p.gate.mu.RUnlock()
-	switch {
-	case err != nil:
-		return false, fmt.Errorf("publish %s: %w", m.PaymentID, err)
-	case dc == nil: // not in confirm mode: cannot happen in an open generation
-		return false, nil
-	}
-	select {
-	case <-dc.Done():
-	case <-gen.closed:
-	case <-ctx.Done():
-	}
-	select {
-	case <-dc.Done(): // a confirm that came first stands
-		return dc.Acked(), nil
-	default:
-	}
-	if err := ctx.Err(); err != nil {
-		return false, fmt.Errorf("publish %s: wait for confirm: %w", m.PaymentID, err)
-	}
-	return false, nil // the channel closed first
-}
-
 // Check reports whether the connection and channel are open, for readiness.
 func (p *Publisher) Check(context.Context) error {
 	p.mu.Lock()
-	connected := p.conn != nil
+	gate := p.gate
 	p.mu.Unlock()
 	switch {
-	case !connected:
+	case gate == nil:
 		return fmt.Errorf("%w: first connection not made yet", ErrNotConnected)
-	case !p.gate.usable():
+	case !gate.Ready():
 		return fmt.Errorf("%w: connection or channel recovering", ErrNotConnected)
 	}
 	return nil
@@ -370,9 +342,11 @@ func (p *Publisher) Close() error {
 	}
 	p.closed = true
 	close(p.stop)
-	conn := p.conn
+	conn, gate := p.conn, p.gate
 	p.mu.Unlock()
-	p.gate.shut()
+	if gate != nil {
+		gate.Close()
+	}
 	var err error
 	if conn != nil {
 		if err = conn.Close(); errors.Is(err, amqp.ErrClosed) {

@@ -179,10 +179,14 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // is open (a call during the library's reopen would break the reopen
 // instead); it reports whether it did.
 func breakChannel(p *Publisher, missing string) bool {
-	ch, _, ok := p.gate.current()
-	if !ok {
+	p.mu.Lock()
+	gate := p.gate
+	p.mu.Unlock()
+	if gate == nil {
 		return false
 	}
-	defer p.gate.mu.RUnlock()
-	return ch.ExchangeDeclarePassive(missing, amqp.ExchangeTopic, true, false, false, false, nil) != nil
+	ran, err := gate.Do(func(ch *amqp.Channel) error {
+		return ch.ExchangeDeclarePassive(missing, amqp.ExchangeTopic, true, false, false, false, nil)
+	})
+	return ran && err != nil
 }
