@@ -273,14 +273,17 @@ func (c *checker) recoveries(faults []Fault) []Recovery {
 			c.shed(&r, f.Time, end.Add(r.Bound))
 		}
 		// the next baseline starts once this fault's effect is over: when
-		// goodput came back, or, if it did not, never (clear past the run)
+		// goodput came back, or, if it did not, never (clear past the run);
+		// after a fault that could not be judged, when it was over (a
+		// dense plan still gets baselines; one that includes the dip is
+		// only lower, and a fault that never came back is caught above)
 		switch {
 		case r.Recovered:
 			clear = maxTime(clear, end.Add(r.In))
 		case r.Measured:
 			clear = loadEnd.Add(time.Hour)
 		default:
-			clear = maxTime(clear, end.Add(r.Bound))
+			clear = maxTime(clear, end)
 		}
 		out[i] = r
 	}
