@@ -47,7 +47,7 @@ func TestFiberV3Memory(t *testing.T) {
 		t.Fatal(err)
 	}
 	go app.Listener(ln, fiber.ListenConfig{DisableStartupMessage: true})
-	t.Cleanup(func() { app.Shutdown() })
+	t.Cleanup(func() { app.ShutdownWithTimeout(time.Second) }) // conform's idle keep-alive connections would hold Shutdown
 	report(t, "Fiber v3 idempotency, memory", conform.Target{
 		URL:    "http://" + ln.Addr().String() + "/things",
 		Header: http.Header{"Content-Type": {"application/json"}},
