@@ -12,6 +12,7 @@ import (
 	"github.com/oncepay/oncepay/pkg/service/dial"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/oncepay/oncepay/loadtest/fault"
 	"github.com/oncepay/oncepay/loadtest/process"
 )
 
@@ -27,6 +28,8 @@ type DockerConfig struct {
 	Docker string
 	// HealthTimeout bounds RestartService's wait for healthy (default 3m).
 	HealthTimeout time.Duration
+	// PSP, if set, is the psp's admin API: the psp fault kinds go through it.
+	PSP *fault.PSPAdmin
 }
 
 // DefaultComposeReplicas are the replicas of docker-compose.yml.
@@ -42,9 +45,10 @@ func DefaultComposeReplicas() map[string]process.Replica {
 // Docker is the fault backend for Docker Compose. It implements
 // fault.Backend and fault.Prober and is safe for concurrent use.
 type Docker struct {
-	cfg  DockerConfig
-	run  func(ctx context.Context, args ...string) ([]byte, error)
-	pids pidCache
+	fault.PSPFaults // psp-outage, reject-psp (DockerConfig.PSP)
+	cfg             DockerConfig
+	run             func(ctx context.Context, args ...string) ([]byte, error)
+	pids            pidCache
 }
 
 // NewDocker returns a backend for the compose project in cfg.
@@ -55,7 +59,7 @@ func NewDocker(cfg DockerConfig) *Docker {
 	if cfg.HealthTimeout <= 0 {
 		cfg.HealthTimeout = 3 * time.Minute
 	}
-	d := &Docker{cfg: cfg}
+	d := &Docker{PSPFaults: fault.PSPFaults{PSP: cfg.PSP}, cfg: cfg}
 	d.run = func(ctx context.Context, args ...string) ([]byte, error) {
 		out, err := exec.CommandContext(ctx, d.cfg.Docker, args...).Output()
 		var ee *exec.ExitError

@@ -16,6 +16,7 @@ import (
 	"github.com/oncepay/oncepay/pkg/service/dial"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/oncepay/oncepay/loadtest/fault"
 	"github.com/oncepay/oncepay/loadtest/process"
 )
 
@@ -59,14 +60,17 @@ type KubeConfig struct {
 	KillMode KillMode              // default KillSIGKILL
 	// ReadyTimeout bounds RestartService's wait for the new pod (default 3m).
 	ReadyTimeout time.Duration
+	// PSP, if set, is the psp's admin API: the psp fault kinds go through it.
+	PSP *fault.PSPAdmin
 }
 
 // Kube is the fault backend for oncepay on Kubernetes. It implements
 // fault.Backend and fault.Prober and is safe for concurrent use.
 type Kube struct {
-	cfg  KubeConfig
-	run  func(ctx context.Context, args ...string) ([]byte, error)
-	pids pidCache
+	fault.PSPFaults // psp-outage, reject-psp (KubeConfig.PSP)
+	cfg             KubeConfig
+	run             func(ctx context.Context, args ...string) ([]byte, error)
+	pids            pidCache
 	// the host's view of a pod's processes (tests replace them)
 	statePID func(p pod, programs []string) (int, error)
 	freeze   func(pid int, wait time.Duration) error
@@ -91,7 +95,7 @@ func NewKube(cfg KubeConfig) *Kube {
 	if cfg.ReadyTimeout <= 0 {
 		cfg.ReadyTimeout = 3 * time.Minute
 	}
-	k := &Kube{cfg: cfg, statePID: statePID, freeze: proc.Freeze, kill: sigkill, iptables: nsIPTables}
+	k := &Kube{PSPFaults: fault.PSPFaults{PSP: cfg.PSP}, cfg: cfg, statePID: statePID, freeze: proc.Freeze, kill: sigkill, iptables: nsIPTables}
 	k.run = func(ctx context.Context, args ...string) ([]byte, error) {
 		full := []string{"-n", k.cfg.Namespace}
 		if k.cfg.Context != "" {

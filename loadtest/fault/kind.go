@@ -143,7 +143,7 @@ var Kinds = []Kind{
 		Runtimes: everywhere, Topologies: single,
 		Exercises: "Redis frozen (SIGSTOP) for 2s under load, then resumed: the api sheds with 503 while it stalls, and the work queued meanwhile must not outlive its callers", Invariants: []int{2, 5, 8}},
 	{Name: "reject-psp", Action: ActionReject, Target: "psp", Aim: AimCharge, For: 15 * time.Second, Settle: 15 * time.Second, Share: 0.3,
-		Runtimes:  localOnly,
+		Runtimes:  everywhere,
 		Exercises: "the psp rejects 30% of charges permanently (4xx) for 15s: each such payment ends failed with the provider's reason, none pending or dead-lettered, the others still settle", Invariants: []int{4, 8}},
 	{Name: "delete-queue", Action: ActionDeleteQueue, Target: "rabbitmq", Aim: AimRequest, Runtimes: localOnly, Topologies: single,
 		Exercises: "the broker loses the charge queue while the api publishes: unroutable messages", Invariants: []int{4, 5},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -37,6 +38,31 @@ func (b *Broker) DeleteQueue(ctx context.Context, queue string) (int, error) {
 		return 0, fmt.Errorf("delete queue %s: %w", queue, err)
 	}
 	return n, ctx.Err()
+}
+
+// PSPFaults carries out the psp's fault kinds (psp-outage, reject-psp)
+// through its admin API; a backend embeds it to be a fault.Outager and a
+// fault.Rejecter on any runtime whose psp admin listener it can reach. A
+// nil PSP refuses both with an error naming the settings it lacks.
+type PSPFaults struct {
+	PSP *PSPAdmin
+}
+
+// PSPOutage takes the psp down for d (PSPAdmin.Outage).
+func (f PSPFaults) PSPOutage(ctx context.Context, d time.Duration) error {
+	if f.PSP == nil {
+		return errors.New("psp outage: no psp admin API configured (PSP_ADMIN_URL, PSP_ADMIN_TOKEN)")
+	}
+	return f.PSP.Outage(ctx, d)
+}
+
+// PSPReject makes the psp reject share of the charges for d
+// (PSPAdmin.Reject).
+func (f PSPFaults) PSPReject(ctx context.Context, share float64, d time.Duration) error {
+	if f.PSP == nil {
+		return errors.New("psp reject: no psp admin API configured (PSP_ADMIN_URL, PSP_ADMIN_TOKEN)")
+	}
+	return f.PSP.Reject(ctx, share, d)
 }
 
 // PSPAdmin drives the psp simulator's admin API (docs/psp.md). It is safe
