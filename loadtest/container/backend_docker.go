@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -190,7 +191,7 @@ func (d *Docker) InFlight(ctx context.Context, name string) (int, string, error)
 // the host for d, then lets it go on (process.Stall). Like the kills, it
 // needs root on the docker host.
 func (d *Docker) StallService(ctx context.Context, service string, dur time.Duration) (int, error) {
-	program, err := stallProgram(service)
+	programs, err := stallPrograms(service)
 	if err != nil {
 		return 0, err
 	}
@@ -206,8 +207,8 @@ func (d *Docker) StallService(ctx context.Context, service string, dur time.Dura
 	if err != nil || pid <= 0 {
 		return 0, fmt.Errorf("stall %s: container %.12s has no pid: %w", service, id, ErrNotRunning)
 	}
-	if got := exeBase("/proc", pid); got != program {
-		return 0, fmt.Errorf("stall %s: pid %d runs %q, not %s (is the driver on the docker host, as root?)", service, pid, got, program)
+	if got := exeBase("/proc", pid); !slices.Contains(programs, got) {
+		return 0, fmt.Errorf("stall %s: pid %d runs %q, not %s (is the driver on the docker host, as root?)", service, pid, got, strings.Join(programs, " or "))
 	}
 	return pid, process.Stall(ctx, pid, dur)
 }

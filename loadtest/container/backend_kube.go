@@ -353,7 +353,7 @@ func (k *Kube) InFlight(ctx context.Context, name string) (int, string, error) {
 // single topology) from the node's host for d, then lets it go on
 // (process.Stall). It needs the same host access as KillSIGKILL.
 func (k *Kube) StallService(ctx context.Context, service string, d time.Duration) (int, error) {
-	program, err := stallProgram(service)
+	programs, err := stallPrograms(service)
 	if err != nil {
 		return 0, err
 	}
@@ -364,7 +364,7 @@ func (k *Kube) StallService(ctx context.Context, service string, d time.Duration
 	if len(pods) != 1 {
 		return 0, fmt.Errorf("stall %s: %d pods running, want one (single topology): %w", service, len(pods), ErrNotRunning)
 	}
-	pid, err := hostPID(pods[0], program)
+	pid, err := k.statePID(pods[0], programs)
 	if err != nil {
 		return 0, fmt.Errorf("stall %s: %w", service, err)
 	}

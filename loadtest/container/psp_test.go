@@ -1,9 +1,15 @@
 package container
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -65,5 +71,59 @@ func TestPSPFaultsOnContainerRuntimes(t *testing.T) {
 	}
 	if err := NewDocker(DockerConfig{}).PSPReject(t.Context(), 0.3, time.Millisecond); err == nil {
 		t.Error("no psp admin configured: PSPReject returned no error")
+	}
+}
+
+// TestDockerStallsDebiansRedis: the lab's redis:7 stand-in runs Debian's
+// redis-server, a link to redis-check-rdb, so the container's main process
+// executes redis-check-rdb; a stall freezes it all the same (and refuses a
+// process that is neither).
+func TestDockerStallsDebiansRedis(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	run := func(name string) *exec.Cmd {
+		t.Helper()
+		b, err := os.ReadFile(sleep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(path, "60")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd
+	}
+	for _, tc := range []struct {
+		program string
+		ok      bool
+	}{{"redis-check-rdb", true}, {"redis-server", true}, {"bash", false}} {
+		t.Run(tc.program, func(t *testing.T) {
+			cmd := run(tc.program)
+			d := NewDocker(DockerConfig{Project: "oncepay"})
+			d.run = func(ctx context.Context, args ...string) ([]byte, error) {
+				switch args[0] {
+				case "ps":
+					return []byte("0123456789abcdef\n"), nil
+				case "inspect":
+					return []byte(strconv.Itoa(cmd.Process.Pid) + "\n"), nil
+				}
+				return nil, fmt.Errorf("unexpected docker %v", args)
+			}
+			pid, err := d.StallService(t.Context(), "redis", 10*time.Millisecond)
+			if tc.ok && (err != nil || pid != cmd.Process.Pid) {
+				t.Fatalf("StallService = %d, %v; want %d, nil", pid, err, cmd.Process.Pid)
+			}
+			if !tc.ok && err == nil {
+				t.Fatalf("StallService of a %s process: no error", tc.program)
+			}
+		})
 	}
 }
