@@ -98,12 +98,22 @@ func (p *PSPAdmin) Outage(ctx context.Context, d time.Duration) error {
 	return nil
 }
 
-// hold applies patch to the psp's configuration for d, then puts back the
-// configuration it found, also when ctx ends first.
+// hold applies patch to the psp's configuration for d, then puts back
+// the values the patched knobs had, also when ctx ends first. Only those:
+// GET /admin/config also reports read-only state (reject_until) that a
+// PUT refuses.
 func (p *PSPAdmin) hold(ctx context.Context, patch map[string]any, d time.Duration) error {
-	before, err := p.config(ctx, http.MethodGet, nil)
+	found, err := p.config(ctx, http.MethodGet, nil)
 	if err != nil {
 		return err
+	}
+	before := make(map[string]any, len(patch))
+	for k := range patch {
+		v, ok := found[k]
+		if !ok {
+			return fmt.Errorf("GET /admin/config: no knob %q", k)
+		}
+		before[k] = v
 	}
 	if _, err := p.config(ctx, http.MethodPut, patch); err != nil {
 		return err
