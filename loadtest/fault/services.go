@@ -80,9 +80,11 @@ type PSPAdmin struct {
 const RejectKnob = "reject_rate"
 
 // Reject sets the psp's RejectKnob to share for d, then puts back the
-// configuration it found, also when ctx ends first.
+// value it found, also when ctx ends first. The psp is also told the
+// window (reject_for_ms), so it ends the rejects by itself should the
+// caller die before it puts the knob back.
 func (p *PSPAdmin) Reject(ctx context.Context, share float64, d time.Duration) error {
-	if err := p.hold(ctx, map[string]any{RejectKnob: share}, d); err != nil {
+	if err := p.hold(ctx, map[string]any{RejectKnob: share, "reject_for_ms": d.Milliseconds()}, d); err != nil {
 		return fmt.Errorf("psp reject: %w", err)
 	}
 	return nil
@@ -109,6 +111,9 @@ func (p *PSPAdmin) hold(ctx context.Context, patch map[string]any, d time.Durati
 	}
 	before := make(map[string]any, len(patch))
 	for k := range patch {
+		if k == "reject_for_ms" { // a window, not a knob: it ends by itself
+			continue
+		}
 		v, ok := found[k]
 		if !ok {
 			return fmt.Errorf("GET /admin/config: no knob %q", k)

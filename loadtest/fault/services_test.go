@@ -86,7 +86,7 @@ func TestPSPRejectSetsTheKnobAndPutsItBack(t *testing.T) {
 	if err := (&fault.PSPAdmin{URL: psp.URL, Token: "t"}).Reject(t.Context(), 0.3, 10*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	want := []map[string]any{{fault.RejectKnob: 0.3}, {fault.RejectKnob: 0.0}}
+	want := []map[string]any{{fault.RejectKnob: 0.3, "reject_for_ms": 10.0}, {fault.RejectKnob: 0.0}}
 	if diff := cmp.Diff(want, puts); diff != "" {
 		t.Errorf("PUT /admin/config bodies (-want +got):\n%s", diff)
 	}
