@@ -60,4 +60,3 @@ func TestMiddlewareAllocations(t *testing.T) {
 	}
 	t.Logf("the middleware's own allocations per new request: %.0f", through-alone)
 }
-
