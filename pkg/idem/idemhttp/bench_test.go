@@ -30,7 +30,7 @@ import (
 func BenchmarkMiddleware(b *testing.B) {
 	for _, callers := range []int{1, 64} {
 		for _, mode := range []string{"direct", "middleware", "handler"} {
-			b.Run(mode+"/callers="+strconv.Itoa(callers), func(b *testing.B) {
+			b.Run("mode="+mode+"/callers="+strconv.Itoa(callers), func(b *testing.B) {
 				opt := redistest.Options(b, redisDB)
 				opt.ContextTimeoutEnabled = true
 				opt.PoolSize = max(callers, 10)
