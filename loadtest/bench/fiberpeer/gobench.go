@@ -12,10 +12,10 @@ import (
 )
 
 // goLine is one result line of BenchmarkMiddleware.
-var goLine = regexp.MustCompile(`(?m)^BenchmarkMiddleware/mode=(\w+)/callers=(\d+)-\d+\s+\d+\s+([\d.]+) ns/op\s+([\d.]+) B/op\s+([\d.]+) allocs/op`)
+var goLine = regexp.MustCompile(`(?m)^BenchmarkMiddleware/mode=(\w+)/callers=(\d+)-\d+\s+\d+\s+([\d.]+) ns/op\s+([\d.]+) cpu-ns/op\s+([\d.]+) B/op\s+([\d.]+) allocs/op`)
 
 // goPoint is one run of one sub-benchmark.
-type goPoint struct{ NsPerOp, BytesPerOp, AllocsPerOp float64 }
+type goPoint struct{ NsPerOp, CPUNsPerOp, BytesPerOp, AllocsPerOp float64 }
 
 // goBench is what BenchmarkMiddleware measured.
 type goBench struct {
@@ -42,8 +42,9 @@ func runGoBench(ctx context.Context, testBin, benchstat string, count int, redis
 		for _, m := range goLine.FindAllStringSubmatch(string(b), -1) {
 			var p goPoint
 			p.NsPerOp, _ = strconv.ParseFloat(m[3], 64)
-			p.BytesPerOp, _ = strconv.ParseFloat(m[4], 64)
-			p.AllocsPerOp, _ = strconv.ParseFloat(m[5], 64)
+			p.CPUNsPerOp, _ = strconv.ParseFloat(m[4], 64)
+			p.BytesPerOp, _ = strconv.ParseFloat(m[5], 64)
+			p.AllocsPerOp, _ = strconv.ParseFloat(m[6], 64)
 			g.Samples[m[1]+"/"+m[2]] = append(g.Samples[m[1]+"/"+m[2]], p)
 		}
 	}
@@ -61,22 +62,27 @@ func runGoBench(ctx context.Context, testBin, benchstat string, count int, redis
 	return g, nil
 }
 
-// markdown renders the medians and the ratio of the middleware to direct.
+// markdown renders the medians and the ratios of the middleware to direct.
 func (g *goBench) markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "BenchmarkMiddleware, medians of %d interleaved runs:\n\n", g.Runs)
-	b.WriteString("| callers | direct ns/op | middleware ns/op | ratio | handler alone ns/op | direct allocs/op | middleware allocs/op | handler alone allocs/op |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "BenchmarkMiddleware, medians of %d interleaved runs (time: wall ns/op; CPU: the process's cpu-ns/op):\n\n", g.Runs)
+	b.WriteString("| callers | direct time | middleware time | ratio | direct CPU | middleware CPU | ratio | handler alone time / CPU | allocs/op direct / middleware / handler alone |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	us := func(ns float64) string { return strconv.FormatFloat(ns/1000, 'f', 1, 64) + " µs" }
+	ratio := func(a, b float64) string {
+		if b == 0 {
+			return "–"
+		}
+		return strconv.FormatFloat(a/b, 'f', 2, 64) + "×"
+	}
+	ns := func(p goPoint) float64 { return p.NsPerOp }
+	cpu := func(p goPoint) float64 { return p.CPUNsPerOp }
+	al := func(p goPoint) float64 { return p.AllocsPerOp }
 	for _, c := range concurrencies {
 		d, m, h := g.Samples[fmt.Sprintf("direct/%d", c)], g.Samples[fmt.Sprintf("middleware/%d", c)], g.Samples[fmt.Sprintf("handler/%d", c)]
-		ns := func(p goPoint) float64 { return p.NsPerOp }
-		al := func(p goPoint) float64 { return p.AllocsPerOp }
-		dn, mn := median(d, ns), median(m, ns)
-		ratio := 0.0
-		if dn > 0 {
-			ratio = mn / dn
-		}
-		fmt.Fprintf(&b, "| %d | %.0f | %.0f | %.2f× | %.0f | %.0f | %.0f | %.0f |\n", c, dn, mn, ratio, median(h, ns),
-			median(d, al), median(m, al), median(h, al))
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s / %s | %.0f / %.0f / %.0f |\n", c,
+			us(median(d, ns)), us(median(m, ns)), ratio(median(m, ns), median(d, ns)),
+			us(median(d, cpu)), us(median(m, cpu)), ratio(median(m, cpu), median(d, cpu)),
+			us(median(h, ns)), us(median(h, cpu)), median(d, al), median(m, al), median(h, al))
 	}
 	if g.Benchstat != "" {
 		b.WriteString("\nbenchstat -col /mode:\n\n```text\n" + g.Benchstat + "```\n")
