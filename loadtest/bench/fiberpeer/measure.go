@@ -41,11 +41,10 @@ const body = `{"amount":1250,"currency":"EUR","customer_id":"cus_42"}`
 
 // server is one variant's running process.
 type server struct {
-	v        variant
-	cmd      *exec.Cmd
-	addr     string // the server
-	ops      string // its GET /heap
-	lastHeap uint64
+	v    variant
+	cmd  *exec.Cmd
+	addr string // the server
+	ops  string // its GET /heap and /debug/pprof/profile
 }
 
 // sample is one measurement of one variant at one concurrency.
