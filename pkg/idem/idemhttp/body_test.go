@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -123,5 +124,23 @@ func TestFingerprint(t *testing.T) {
 				t.Errorf("Fingerprint() = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestDeclaredLengthIsNotTrusted: a body that declares a megabyte and
+// sends a few bytes costs no megabyte: the buffer grows with the bytes that
+// arrive, past a bounded first guess.
+func TestDeclaredLengthIsNotTrusted(t *testing.T) {
+	r := httptest.NewRequest(http.MethodPost, "/orders", strings.NewReader(`{"a":1}`))
+	r.ContentLength = idemhttp.MaxBody
+	r.Header.Set("Content-Type", "application/json")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := idemhttp.Fingerprint(r); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 256<<10 {
+		t.Errorf("fingerprinting 7 bytes that declared %d allocated %d bytes, want at most 256 KiB", idemhttp.MaxBody, got)
 	}
 }

@@ -57,6 +57,20 @@ func isJSON(contentType string) bool {
 	return mt == want
 }
 
+// maxPresize bounds the buffer allocated for a body from its declared
+// length before the bytes arrive: a client that declares a megabyte and
+// sends a byte holds no more than this.
+const maxPresize = 64 << 10
+
+// presize is the buffer to allocate for a body of declared length size
+// (-1: unknown).
+func presize(size int64) int {
+	if size < 0 {
+		return 512 // as io.ReadAll
+	}
+	return int(min(size, maxPresize))
+}
+
 // readBody reads body to its end, or fails with an *http.MaxBytesError
 // past MaxBody bytes. size is the declared length (-1: unknown).
 func readBody(body io.Reader, size int64) ([]byte, error) {
@@ -66,10 +80,7 @@ func readBody(body io.Reader, size int64) ([]byte, error) {
 	// One read past the limit tells a body of exactly MaxBody bytes from
 	// a longer one.
 	lr := io.LimitedReader{R: body, N: MaxBody + 1}
-	buf := make([]byte, 0, min(max(size, 0)+1, MaxBody+1))
-	if size < 0 {
-		buf = make([]byte, 0, 512)
-	}
+	buf := make([]byte, 0, presize(size)+1)
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]

@@ -127,8 +127,8 @@ func (m *middleware) fingerprint(r *http.Request) (string, error) {
 		return fingerprintOf(r, b)
 	}
 	rb := &replayBody{rest: body, tee: true}
-	if n := r.ContentLength; n > 0 && n <= MaxBody {
-		rb.read = make([]byte, 0, n)
+	if r.ContentLength > 0 {
+		rb.read = make([]byte, 0, presize(r.ContentLength))
 	}
 	r.Body = rb
 	fp, err := m.cfg.Fingerprint(r)
