@@ -306,6 +306,12 @@ bench-peer: ## pkg/idem against AWS Powertools idempotency on a private Redis (p
 	$(GO) build -o .run/bench/benchpeer ./loadtest/bench/peer/cmd/benchpeer
 	.run/bench/benchpeer run -out $(or $(BENCH_PEER_OUT),.run/bench/peer) $(BENCH_PEER_FLAGS)
 
+.PHONY: bench-middleware
+bench-middleware: benchstat ## idemhttp against direct pkg/idem calls (BenchmarkMiddleware) and beside Fiber's idempotency middlewares over HTTP, on a private Redis (port BENCH_MW_REDIS_PORT, 6426; ~8 min); results in .run/bench/middleware
+	$(GO) test -c -o .run/bench/idemhttp.test ./pkg/idem/idemhttp
+	cd loadtest/bench/fiberpeer && GOWORK=off $(GO) build -o $(CURDIR)/.run/bench/fiberpeer .
+	.run/bench/fiberpeer run -redis-port $(or $(BENCH_MW_REDIS_PORT),6426) -gotest .run/bench/idemhttp.test -gocount $(or $(BENCH_GO_COUNT),8) -benchstat bin/benchstat -out .run/bench/middleware $(BENCH_MW_FLAGS)
+
 .PHONY: bench-report
 bench-report: ## render report.md and the plots of the last bench run again (BENCH_DIR=<run dir> for another)
 	$(GO) run ./loadtest/bench/cmd/bench report $(or $(BENCH_DIR),.run/bench/latest)
