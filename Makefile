@@ -43,7 +43,7 @@ help: ## list the targets
 
 .PHONY: test
 test: lint tools k6 ## lint, install the pinned tools (helm, promtool, toxiproxy, k6), then run every module's tests, the teaching build's and a bounded fuzz run against real Redis/Postgres/RabbitMQ (started and stopped by scripts/harness)
-	$(HARNESS) run -- $(MAKE) test-go test-compare test-examples test-adopt fuzz-go
+	$(HARNESS) run -- $(MAKE) test-go test-compare test-examples test-adopt fuzz-go test-conform-peers
 
 .PHONY: test-go
 test-go: ## go test -race -count=1 -p 1 ./... in every module (needs the services: see make harness-up)
@@ -270,8 +270,12 @@ conform: conform-build ## run conform against the api that make up started on RU
 	RUNTIME=$(RUNTIME) scripts/conform $(CONFORM_FLAGS)
 
 .PHONY: conform-peers
-conform-peers: ## conform against Fiber v2 (memory, Redis) and v3 idempotency middlewares (separate modules, not in go.work) on the harness; table in .run/conform-peers
-	$(HARNESS) run -- scripts/conform-peers
+conform-peers: ## conform against third-party middlewares (Fiber v2 and v3, express-idempotency; memory and Redis) on the harness; writes docs/conform.md's table
+	$(HARNESS) run -- scripts/conform-peers --write
+
+.PHONY: test-conform-peers
+test-conform-peers: ## make conform-peers, but fail when docs/conform.md's table differs instead of writing it (needs the services; ~40 s)
+	scripts/conform-peers --check
 
 # ---------------------------------------------------------------------------
 # benchmarks and the performance report (loadtest/bench, docs/PERFORMANCE.md).
