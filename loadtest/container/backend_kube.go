@@ -349,9 +349,10 @@ func (k *Kube) InFlight(ctx context.Context, name string) (int, string, error) {
 	return inFlight(pid, r)
 }
 
-// StallService freezes the main process of the service's one pod (redis,
-// single topology) from the node's host for d, then lets it go on
-// (process.Stall). It needs the same host access as KillSIGKILL.
+// StallService freezes the main process of the service's pod (redis; in a
+// Redis Cluster, the primary serving a key in use) from the node's host
+// for d, then lets it go on (process.Stall). It needs the same host access
+// as KillSIGKILL.
 func (k *Kube) StallService(ctx context.Context, service string, d time.Duration) (int, error) {
 	programs, err := stallPrograms(service)
 	if err != nil {
@@ -361,10 +362,20 @@ func (k *Kube) StallService(ctx context.Context, service string, d time.Duration
 	if err != nil {
 		return 0, fmt.Errorf("stall %s: %w", service, err)
 	}
-	if len(pods) != 1 {
-		return 0, fmt.Errorf("stall %s: %d pods running, want one (single topology): %w", service, len(pods), ErrNotRunning)
+	var target pod
+	switch {
+	case len(pods) == 1:
+		target = pods[0]
+	case len(pods) > 1: // a Redis Cluster: a primary serving a key in use
+		nd, err := newFailover(kubeNodes{k}).slotPrimary(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("stall %s: %w", service, err)
+		}
+		target.Metadata.Name, target.Metadata.UID = nd.Ref, nd.UID
+	default:
+		return 0, fmt.Errorf("stall %s: no pod running: %w", service, ErrNotRunning)
 	}
-	pid, err := k.statePID(pods[0], programs)
+	pid, err := k.statePID(target, programs)
 	if err != nil {
 		return 0, fmt.Errorf("stall %s: %w", service, err)
 	}
