@@ -14,8 +14,9 @@ import (
 // production build never links package naive.
 type Boundary = *idem.Store
 
-// newStage returns the charge stage on b.
-func newStage(b Boundary, cfg idemstage.Config) *idemstage.Stage { return idemstage.New(b, cfg) }
+// NewStage returns the charge stage on b (idemstage.New): the handler's
+// and the reconciler's.
+func NewStage(b Boundary, cfg idemstage.Config) *idemstage.Stage { return idemstage.New(b, cfg) }
 
 // pspKey is the Idempotency-Key the worker sends the psp for m: always
 // the propagated key, PSPKey.

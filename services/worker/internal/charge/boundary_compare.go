@@ -14,10 +14,11 @@ import (
 // strategy, as IDEM_STRATEGY chose (boundary.go has the production one).
 type Boundary = *naive.Boundary
 
-// newStage returns the charge stage on b, through idemstage.NewOn: a
-// strategy's lease has no owner and no heartbeat (naive.Lease), and the
-// stage runs on it as it would on oncepay's.
-func newStage(b Boundary, cfg idemstage.Config) *idemstage.Stage {
+// NewStage returns the charge stage on b, the handler's and the
+// reconciler's, through idemstage.NewOn: a strategy's lease has no owner
+// and no heartbeat (naive.Lease), and the stage runs on it as it would on
+// oncepay's.
+func NewStage(b Boundary, cfg idemstage.Config) *idemstage.Stage {
 	return idemstage.NewOn(naiveBoundary{b}, cfg)
 }
 

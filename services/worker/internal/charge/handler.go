@@ -61,7 +61,7 @@ type Handler struct {
 // NewHandler returns a Handler that runs the charge stage on d.Boundary
 // through idemstage.
 func NewHandler(d Deps) *Handler {
-	return &Handler{Deps: d, stage: newStage(d.Boundary, idemstage.Config{
+	return &Handler{Deps: d, stage: NewStage(d.Boundary, idemstage.Config{
 		Stage: Stage, EndRetry: d.EndRetry, MaxHold: d.MaxHold,
 		OnEndRetry: d.Metrics.LeaseEndRetried, Logger: d.Log,
 	})}
