@@ -300,9 +300,15 @@ bench-go: benchstat ## only the pkg/idem Go benchmarks: BENCH_GO_COUNT (8) inter
 	BENCH_PHASES=go $(BENCH_HARNESS) run -- $(BENCH_BIN)
 
 .PHONY: bench-overload
-bench-overload: k6 ## offer 1.5x and 2x capacity to this code and BENCH_BASE's (default: merge-base with main) side by side (~10 min)
+bench-overload: k6 ## offer 1.5x and 2x capacity to this code and BENCH_BASE's (default: merge-base with main) side by side (~10 min; BENCH_SPLIT=0: k6 shares the system's CPUs)
 	$(GO) build -o $(BENCH_BIN) ./loadtest/bench/cmd/bench
-	BENCH_PHASES=overload $(BENCH_HARNESS) run -- $(BENCH_BIN)
+	@# The system under test on every CPU but the last, k6 and the psp on the last
+	@# one (with two or more CPUs): a load generator on the system's own cores
+	@# takes the processor the system would use to refuse the excess.
+	n=$$(nproc); sys=; load=; \
+	if [ "$(BENCH_SPLIT)" != 0 ] && [ "$$n" -ge 2 ]; then sys="taskset --cpu-list 0-$$((n - 2))"; load=$$((n - 1)); \
+		echo "bench-overload: the system on CPUs 0-$$((n - 2)), k6 and the psp on CPU $$load (BENCH_SPLIT=0 to share them)"; fi; \
+	BENCH_LOAD_CPUS=$$load BENCH_PHASES=overload $$sys env $(BENCH_HARNESS) run -- $(BENCH_BIN)
 
 .PHONY: bench-peer
 bench-peer: ## pkg/idem against AWS Powertools idempotency on a private Redis (port 6425, ~6 min); results in .run/bench/peer (BENCH_PEER_OUT, BENCH_PEER_FLAGS)

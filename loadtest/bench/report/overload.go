@@ -23,6 +23,9 @@ func overload(w io.Writer, r *results.Results) {
 	fmt.Fprintf(w, "Goals per step, against the copy's own capacity: goodput >= %.1fx, refusals (503/429) with Retry-After "+
 		"and p99 < %d ms, nothing timed out, k6 sent >= 99 %% of the offered load, api's and workers' RSS <= %.1fx. "+
 		"Steps of %d s; rates per second.\n\n", results.OverloadGoodputFloor, results.OverloadRefusalP99MS, results.OverloadRSSGrowth, o.Seconds)
+	if o.LoadCPUs != "" {
+		fmt.Fprintf(w, "k6 and the psp ran on CPUs %s only (BENCH_LOAD_CPUS), the system under test on the others.\n\n", o.LoadCPUs)
+	}
 	fmt.Fprint(w, "| copy | load | offered | sent | accepted | goodput | refused | refusal p99 ms | timed out | other failed | answer p99 ms | api MiB | workers MiB | drained s | verdict |\n")
 	fmt.Fprint(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
 	row := func(p results.OverloadPoint, load, verdict string) {

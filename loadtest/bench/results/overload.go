@@ -14,12 +14,15 @@ const (
 // measured at capacity (a closed-model run) and then offered an open-model
 // load of Factors × capacity.
 type Overload struct {
-	BaseRef    string          `json:"base_ref"`    // BENCH_BASE as given
-	BaseCommit string          `json:"base_commit"` // what it resolved to
-	Seconds    int             `json:"seconds"`     // length of each overload step
-	Factors    []float64       `json:"factors"`     // offered load / capacity
-	Capacity   []OverloadPoint `json:"capacity"`    // one per copy, the closed-model run
-	Steps      []OverloadPoint `json:"steps"`       // one per copy and factor
+	BaseRef    string `json:"base_ref"`    // BENCH_BASE as given
+	BaseCommit string `json:"base_commit"` // what it resolved to
+	Seconds    int    `json:"seconds"`     // length of each overload step
+	// LoadCPUs is the CPU list k6 and the psp ran on, apart from the
+	// system under test (BENCH_LOAD_CPUS); empty: all shared every CPU.
+	LoadCPUs string          `json:"load_cpus,omitempty"`
+	Factors  []float64       `json:"factors"`  // offered load / capacity
+	Capacity []OverloadPoint `json:"capacity"` // one per copy, the closed-model run
+	Steps    []OverloadPoint `json:"steps"`    // one per copy and factor
 }
 
 // OverloadPoint is one run of one copy. Rates are per second of the run;

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -26,6 +27,10 @@ type config struct {
 	OverloadFactors  []float64       // offered load / capacity of the overload steps
 	Peer             string          // BENCH_PEER: the peer phase's results JSON, read when it exists
 	Pprof            bool            // BENCH_PPROF=1: services serve net/http/pprof on their port + 40
+	// LoadCPUs (BENCH_LOAD_CPUS, a taskset CPU list) runs k6 and the psp
+	// on these CPUs only, so that the load generator and the provider
+	// stand-in do not take the system's processor; empty: no pinning.
+	LoadCPUs string
 
 	RedisURL, AdminDB, AMQPURL string // the bench harness's REDIS_URL, DATABASE_URL and AMQP_URL
 	HarnessDir                 string // $ONCEPAY_RUN_DIR/harness: its servers' pid files
@@ -36,6 +41,9 @@ type config struct {
 	PortBase     int           // BENCH_PORT_BASE: services on base to base+9, ops listeners 20 higher
 	Limit        time.Duration // the whole run is cancelled after this
 }
+
+// cpuList is taskset's CPU list syntax: numbers and ranges, comma-separated.
+var cpuList = regexp.MustCompile(`^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$`)
 
 // loadConfig reads the configuration and reports every problem at once.
 func loadConfig(getenv func(string) string, now time.Time) (config, error) {
@@ -71,7 +79,8 @@ func loadConfig(getenv func(string) string, now time.Time) (config, error) {
 			LatencyPairs: integer("BENCH_LATENCY_PAIRS", pick(8, 6)), LatencySlice: pick(5, 4),
 			WorkerConcurrency: integer("BENCH_WORKER_CONCURRENCY", 32), PSPLatency: str("BENCH_PSP_LATENCY", "50ms"),
 		},
-		Base: getenv("BENCH_BASE"), OverloadSeconds: integer("BENCH_OVERLOAD_SECONDS", pick(60, 20)), OverloadFactors: []float64{1.5, 2},
+		LoadCPUs: getenv("BENCH_LOAD_CPUS"),
+		Base:     getenv("BENCH_BASE"), OverloadSeconds: integer("BENCH_OVERLOAD_SECONDS", pick(60, 20)), OverloadFactors: []float64{1.5, 2},
 		SustainTries: pick(4, 2), FloorOps: pick(2000, 500), PortBase: integer("BENCH_PORT_BASE", 9180),
 		Limit: time.Duration(pick(25, 8)) * time.Minute,
 	}
@@ -85,6 +94,9 @@ func loadConfig(getenv func(string) string, now time.Time) (config, error) {
 		if v == "" {
 			problems = append(problems, fmt.Errorf("%s: is required (run bench under scripts/harness run; make bench does)", name))
 		}
+	}
+	if c.LoadCPUs != "" && !cpuList.MatchString(c.LoadCPUs) {
+		problems = append(problems, fmt.Errorf("BENCH_LOAD_CPUS: %q is not a CPU list (for example 1 or 2-3)", c.LoadCPUs))
 	}
 	if c.GoCount < 6 {
 		problems = append(problems, fmt.Errorf("BENCH_GO_COUNT: %d: at least 6 runs, so that the median means something", c.GoCount))

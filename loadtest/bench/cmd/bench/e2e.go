@@ -341,7 +341,7 @@ func (b *bench) k6(ctx context.Context, name string, timeout time.Duration, env 
 	for _, k := range slices.Sorted(maps.Keys(env)) {
 		argv = append(argv, "-e", k+"="+env[k])
 	}
-	argv = append(argv, filepath.Join(b.cfg.Repo, "loadtest", "bench", "k6", "bench.js"))
+	argv = b.onLoadCPUs(append(argv, filepath.Join(b.cfg.Repo, "loadtest", "bench", "k6", "bench.js")))
 	var r proc.Result
 	var err error
 	done := make(chan struct{})
@@ -416,13 +416,22 @@ func newVariants(base int) (on, off *variant) {
 // startPSP starts the psp simulator with scripts/local's latency.
 func (b *bench) startPSP(ctx context.Context) (*proc.Proc, error) {
 	port := b.cfg.PortBase + 9
-	p, err := b.start("psp", []string{b.bin("psp")}, []string{"PSP_LISTEN_ADDR=" + addr(port), "PSP_OPS_ADDR=" + addr(port+20),
+	p, err := b.start("psp", b.onLoadCPUs([]string{b.bin("psp")}), []string{"PSP_LISTEN_ADDR=" + addr(port), "PSP_OPS_ADDR=" + addr(port+20),
 		"PSP_DATABASE_URL=" + withDB(b.cfg.AdminDB, dbPSP), "PSP_LATENCY=" + b.cfg.PSPLatency, "PSP_LATENCY_JITTER=25ms",
 		"PSP_SHUTDOWN_GRACE=10s", "LOG_LEVEL=info"})
 	if err != nil {
 		return nil, err
 	}
 	return p, b.waitReady(ctx, p, port+20)
+}
+
+// onLoadCPUs returns argv to run on the load's CPUs (BENCH_LOAD_CPUS) with
+// taskset, or argv itself when the load shares every CPU.
+func (b *bench) onLoadCPUs(argv []string) []string {
+	if b.cfg.LoadCPUs == "" {
+		return argv
+	}
+	return append([]string{"taskset", "--cpu-list", b.cfg.LoadCPUs}, argv...)
 }
 
 // startAPIs starts the copy's api replicas and waits until they are ready.

@@ -23,7 +23,7 @@ import (
 // were charged once its backlog drained.
 func (b *bench) overload(ctx context.Context) error {
 	b.phase("overload: start the runtime")
-	o := &results.Overload{BaseRef: b.cfg.Base, BaseCommit: b.baseCommit, Seconds: b.cfg.OverloadSeconds, Factors: b.cfg.OverloadFactors}
+	o := &results.Overload{BaseRef: b.cfg.Base, BaseCommit: b.baseCommit, Seconds: b.cfg.OverloadSeconds, LoadCPUs: b.cfg.LoadCPUs, Factors: b.cfg.OverloadFactors}
 	b.res.Overload = o
 	copies := overloadVariants(b.cfg.PortBase)
 	b.copies = copies
@@ -65,11 +65,16 @@ func (b *bench) overload(ctx context.Context) error {
 			v := copies[(i+j)%len(copies)]
 			run := fmt.Sprintf("ov-x%g-%s", f, v.Name)
 			b.phase(fmt.Sprintf("overload: %s at %d/s (%g × %.0f/s)", v.Name, rate, f, top))
+			// k6 starts with the capacity run's clients per request/s
+			// (factor × its VUs) and adds one only when every client waits
+			// for an answer, as a caller's connection pool does: the api
+			// holds the connections the answers need, not one per request
+			// of the last second.
 			// As many VUs as the answers can hold at k6's 10 s timeout would
 			// be rate × 10; 3 s of the rate keeps k6's memory sane and the
 			// drops it still makes are reported (Sent < Offered).
 			p, err := b.overloadRun(ctx, v, run, f, float64(rate), time.Duration(b.cfg.OverloadSeconds)*time.Second, map[string]string{
-				"LOAD": "rate", "RATE": strconv.Itoa(rate), "PRE_VUS": strconv.Itoa(rate), "MAX_VUS": strconv.Itoa(3 * rate)})
+				"LOAD": "rate", "RATE": strconv.Itoa(rate), "PRE_VUS": strconv.Itoa(int(f * float64(2*b.cfg.SaturationVUs))), "MAX_VUS": strconv.Itoa(3 * rate)})
 			if err != nil {
 				return err
 			}

@@ -55,3 +55,33 @@ func TestConfigOverloadPhase(t *testing.T) {
 		t.Error("BENCH_PHASES=overlaod: no error")
 	}
 }
+
+func TestLoadCPUs(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"REDIS_URL": "redis://x", "DATABASE_URL": "postgres://x/y", "AMQP_URL": "amqp://x"}
+	for _, tc := range []struct {
+		cpus string
+		ok   bool
+		argv []string
+	}{
+		{"", true, []string{"k6", "run"}},
+		{"1", true, []string{"taskset", "--cpu-list", "1", "k6", "run"}},
+		{"2-3,5", true, []string{"taskset", "--cpu-list", "2-3,5", "k6", "run"}},
+		{"last", false, nil},
+		{"1;rm", false, nil},
+	} {
+		env["BENCH_LOAD_CPUS"] = tc.cpus
+		c, err := loadConfig(func(k string) string { return env[k] }, time.Now())
+		if (err == nil) != tc.ok {
+			t.Errorf("BENCH_LOAD_CPUS=%q: error %v, want ok=%v", tc.cpus, err, tc.ok)
+			continue
+		}
+		if !tc.ok {
+			continue
+		}
+		b := &bench{cfg: c}
+		if got := b.onLoadCPUs([]string{"k6", "run"}); !slices.Equal(got, tc.argv) {
+			t.Errorf("BENCH_LOAD_CPUS=%q: argv %q, want %q", tc.cpus, got, tc.argv)
+		}
+	}
+}
