@@ -151,7 +151,7 @@ var Kinds = []Kind{
 	{Name: "psp-outage", Action: ActionOutage, Target: "psp", Aim: AimCharge, For: 150 * time.Second, Settle: 10 * time.Second, Runtimes: localOnly,
 		Exercises: "the psp fails every call for 150s, past the workers' retry delays (local: 1s, 5s, then 15s again without limit), then recovers", Invariants: []int{3, 4}},
 	{Name: "stall-redis", Action: ActionStall, Target: "redis", Aim: AimRequest, For: 2 * time.Second, Settle: 12 * time.Second,
-		Runtimes: everywhere, HARuntimes: []string{"kind"},
+		Runtimes: everywhere, HARuntimes: []string{"local", "kind"},
 		Exercises: "Redis (in a cluster: the primary serving a key in use) frozen (SIGSTOP) for 2s under load, below the cluster's node timeout, then resumed: the api sheds with 503 while it stalls, and the work queued meanwhile must not outlive its callers", Invariants: []int{2, 5, 8}},
 	{Name: "reject-psp", Action: ActionReject, Target: "psp", Aim: AimCharge, For: 15 * time.Second, Settle: 15 * time.Second, Share: 0.3,
 		Runtimes:  everywhere,

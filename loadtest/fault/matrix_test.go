@@ -187,7 +187,7 @@ func TestStallRedisInTheHATopology(t *testing.T) {
 		want              bool
 	}{
 		{"local", "", true}, {"compose", "single", true}, {"kind", "single", true},
-		{"kind", "ha", true}, {"local", "ha", false}, {"compose", "ha", false},
+		{"kind", "ha", true}, {"local", "ha", true}, {"compose", "ha", false},
 	} {
 		if got := k.Applies(tc.runtime, tc.topology); got != tc.want {
 			t.Errorf("stall-redis applies on %s/%s = %v, want %v", tc.runtime, tc.topology, got, tc.want)

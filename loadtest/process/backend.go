@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/oncepay/oncepay/internal/proc"
@@ -162,13 +165,95 @@ func (b *Backend) DeleteQueue(ctx context.Context, queue string) (int, error) {
 
 // StallService freezes the service's process (redis, postgres or
 // rabbitmq: the pid `harness status` reports) for d, then lets it go on;
-// see stall.
+// see stall. In a Redis Cluster (the ha topology) it freezes the primary
+// that serves a key in use, a node the clients feel.
 func (b *Backend) StallService(ctx context.Context, service string, d time.Duration) (int, error) {
-	pid, err := b.servicePID(ctx, service)
+	pid, err := b.stallPID(ctx, service)
 	if err != nil {
 		return 0, fmt.Errorf("stall %s: %w", service, err)
 	}
 	return pid, Stall(ctx, pid, d)
+}
+
+// stallPID is the pid StallService freezes.
+func (b *Backend) stallPID(ctx context.Context, service string) (int, error) {
+	cc, ok := b.cfg.Redis.(*redis.ClusterClient)
+	if service != "redis" || !ok {
+		return b.servicePID(ctx, service)
+	}
+	port, err := SlotPrimaryPort(ctx, cc)
+	if err != nil {
+		return 0, err
+	}
+	out, err := b.harnessStatus(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return portPID(out, "redis-", port)
+}
+
+// SlotPrimaryPort returns the port of the Redis Cluster primary that serves
+// the slot of a key in use (a random key of one of the primaries that hold
+// any); with no key at all, the primary of a random slot.
+func SlotPrimaryPort(ctx context.Context, cc *redis.ClusterClient) (int, error) {
+	slots, err := cc.ClusterSlots(ctx).Result()
+	if err != nil {
+		return 0, fmt.Errorf("cluster slots: %w", err)
+	}
+	var mu sync.Mutex
+	var keys []string
+	err = cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+		key, err := n.RandomKey(ctx).Result()
+		if errors.Is(err, redis.Nil) {
+			return nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		keys = append(keys, key)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("randomkey: %w", err)
+	}
+	slot := rand.IntN(16384)
+	if len(keys) > 0 {
+		key := keys[rand.IntN(len(keys))]
+		n, err := cc.ClusterKeySlot(ctx, key).Result()
+		if err != nil {
+			return 0, fmt.Errorf("cluster keyslot %q: %w", key, err)
+		}
+		slot = int(n)
+	}
+	for _, s := range slots {
+		if s.Start <= slot && slot <= s.End && len(s.Nodes) > 0 {
+			_, p, err := net.SplitHostPort(s.Nodes[0].Addr)
+			if err != nil {
+				return 0, fmt.Errorf("cluster slots: primary of slot %d: %w", slot, err)
+			}
+			return strconv.Atoi(p)
+		}
+	}
+	return 0, fmt.Errorf("cluster slots: no primary serves slot %d", slot)
+}
+
+// portPID reads, from `harness status` output, the pid of the running
+// service named prefix<n> that serves port.
+func portPID(out, prefix string, port int) (int, error) {
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 || !strings.HasPrefix(f[0], prefix) || f[4] != "port" || f[5] != strconv.Itoa(port) {
+			continue
+		}
+		return statusPID(line, f[0])
+	}
+	return 0, fmt.Errorf("harness status: no %s* on port %d: %w", prefix, port, ErrNotRunning)
+}
+
+// harnessStatus runs `harness status`.
+func (b *Backend) harnessStatus(ctx context.Context) (string, error) {
+	spec := proc.Spec{Name: "harness status", Argv: []string{b.cfg.Harness, "status"}, Env: b.cfg.HarnessEnv, OnlyEnv: true}
+	r, err := proc.Run(ctx, spec, 30*time.Second)
+	return r.Out, err
 }
 
 // servicePID asks `harness status` for the pid of a running service.
@@ -178,12 +263,11 @@ func (b *Backend) servicePID(ctx context.Context, service string) (int, error) {
 	default:
 		return 0, fmt.Errorf("%q: only redis, rabbitmq and postgres", service)
 	}
-	spec := proc.Spec{Name: "harness status", Argv: []string{b.cfg.Harness, "status"}, Env: b.cfg.HarnessEnv, OnlyEnv: true}
-	r, err := proc.Run(ctx, spec, 30*time.Second)
+	out, err := b.harnessStatus(ctx)
 	if err != nil {
 		return 0, err
 	}
-	return statusPID(r.Out, service)
+	return statusPID(out, service)
 }
 
 // statusPID reads the pid of service from `harness status` output, lines
