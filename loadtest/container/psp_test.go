@@ -2,19 +2,16 @@ package container
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/oncepay/oncepay/loadtest/fault"
+	"github.com/oncepay/oncepay/loadtest/fault/faulttest"
 )
 
 // TestPSPFaultsOnContainerRuntimes: the compose and kind backends carry
@@ -22,32 +19,13 @@ import (
 // as the local one does: the driver finds them a fault.Rejecter and a
 // fault.Outager, and each call reaches the admin listener.
 func TestPSPFaultsOnContainerRuntimes(t *testing.T) {
-	var mu sync.Mutex
-	var puts []map[string]any
-	psp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		defer mu.Unlock()
-		if r.Method == http.MethodPut {
-			var patch map[string]any
-			if err := json.NewDecoder(r.Body).Decode(&patch); err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return
-			}
-			puts = append(puts, patch)
-		}
-		_ = json.NewEncoder(w).Encode(map[string]any{fault.RejectKnob: 0.0, "fail_before_rate": 0.0})
-	}))
-	t.Cleanup(psp.Close)
-	admin := &fault.PSPAdmin{URL: psp.URL, Token: "t"}
-
-	for name, b := range map[string]fault.Backend{
-		"compose": NewDocker(DockerConfig{PSP: admin}),
-		"kind":    NewKube(KubeConfig{PSP: admin}),
+	for name, backend := range map[string]func(*fault.PSPAdmin) fault.Backend{
+		"compose": func(a *fault.PSPAdmin) fault.Backend { return NewDocker(DockerConfig{PSP: a}) },
+		"kind":    func(a *fault.PSPAdmin) fault.Backend { return NewKube(KubeConfig{PSP: a}) },
 	} {
 		t.Run(name, func(t *testing.T) {
-			mu.Lock()
-			puts = nil
-			mu.Unlock()
+			psp := faulttest.NewPSPAdmin(t, faulttest.PSPConfig{Knobs: map[string]any{fault.RejectKnob: 0.0, "fail_before_rate": 0.0}})
+			b := backend(&fault.PSPAdmin{URL: psp.URL, Token: "t"})
 			rj, ok := b.(fault.Rejecter)
 			if !ok {
 				t.Fatalf("%T is no fault.Rejecter: reject-psp cannot run on %s", b, name)
@@ -62,9 +40,7 @@ func TestPSPFaultsOnContainerRuntimes(t *testing.T) {
 			if err := o.PSPOutage(t.Context(), 5*time.Millisecond); err != nil {
 				t.Fatal(err)
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			if len(puts) != 4 || puts[0][fault.RejectKnob] != 0.3 || puts[2]["fail_before_rate"] != 1.0 {
+			if puts := psp.Puts(); len(puts) != 4 || puts[0][fault.RejectKnob] != 0.3 || puts[2]["fail_before_rate"] != 1.0 {
 				t.Errorf("admin PUTs = %v, want reject_rate 0.3 and back, fail_before_rate 1 and back", puts)
 			}
 		})
