@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -600,17 +602,98 @@ func TestKubePartitionQueueLeader(t *testing.T) {
 
 // TestSlotPrimaryServesTheLoadsKey: in a Redis Cluster the stall freezes
 // the primary serving a key the load uses (slot 7000: redis-1), and after
-// a failover the replica that took the slot over.
+// a failover the replica that took the slot over, whichever primary it
+// asked for the key.
 func TestSlotPrimaryServesTheLoadsKey(t *testing.T) {
 	t.Parallel()
 	c := &fakeCluster{}
-	n, err := fakeFailover(c).slotPrimary(context.Background())
-	if err != nil || n.Name != "redis-1" {
-		t.Fatalf("slotPrimary = %q, %v; want redis-1", n.Name, err)
+	for _, tc := range []struct {
+		promoted bool
+		want     string
+	}{{false, "redis-1"}, {true, "redis-4"}} {
+		c.promoted = tc.promoted
+		rt := &keyAsks{stateNodes: c}
+		f := fakeFailover(rt)
+		// slotPrimary asks a random primary for a key: look until each
+		// of the three has been asked.
+		for i := 0; len(rt.asked()) < 3; i++ {
+			if i == 300 {
+				t.Fatalf("promoted=%v: after %d lookups only %v were asked for a key; want three primaries", tc.promoted, i, rt.asked())
+			}
+			n, err := f.slotPrimary(context.Background())
+			if err != nil || n.Name != tc.want {
+				t.Fatalf("promoted=%v: slotPrimary = %q, %v (primaries asked: %v); want %s", tc.promoted, n.Name, err, rt.asked(), tc.want)
+			}
+		}
 	}
-	c.promoted = true
-	n, err = fakeFailover(c).slotPrimary(context.Background())
-	if err != nil || n.Name != "redis-4" {
-		t.Fatalf("after the failover: slotPrimary = %q, %v; want redis-4", n.Name, err)
+}
+
+// keyAsks is a stateNodes that records which nodes were asked for a
+// random key.
+type keyAsks struct {
+	stateNodes
+	mu    sync.Mutex
+	names map[string]bool
+}
+
+func (k *keyAsks) exec(ctx context.Context, service string, n node, argv ...string) ([]byte, error) {
+	if len(argv) > 0 && argv[len(argv)-1] == "randomkey" {
+		k.mu.Lock()
+		if k.names == nil {
+			k.names = map[string]bool{}
+		}
+		k.names[n.Name] = true
+		k.mu.Unlock()
+	}
+	return k.stateNodes.exec(ctx, service, n, argv...)
+}
+
+// asked returns the names of the nodes asked so far, sorted.
+func (k *keyAsks) asked() []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return slices.Sorted(maps.Keys(k.names))
+}
+
+// TestKubeStallsTheSlotPrimary: on kind, a stall of redis freezes the one
+// pod of the single topology, and in a Redis Cluster the pod of the
+// primary serving the load's key (redis-1, see fakeCluster), not any pod.
+func TestKubeStallsTheSlotPrimary(t *testing.T) {
+	t.Parallel()
+	errStop := errors.New("stop before freezing")
+	for _, tc := range []struct {
+		name string
+		pods int
+		want string
+	}{{"single", 1, "oncepay-redis-0"}, {"cluster", 6, "oncepay-redis-1"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := &fakeCluster{}
+			k := NewKube(KubeConfig{})
+			k.run = func(ctx context.Context, args ...string) ([]byte, error) {
+				switch {
+				case args[0] == "get" && args[1] == "pods":
+					var items []string
+					for i := range tc.pods {
+						items = append(items, fmt.Sprintf(`{"metadata":{"name":"oncepay-redis-%d","uid":"u%d"},"status":{"phase":"Running"}}`, i, i))
+					}
+					return []byte(`{"items":[` + strings.Join(items, ",") + `]}`), nil
+				case args[0] == "exec" && len(args) > 4 && args[3] == "redis":
+					return c.exec(ctx, "redis", node{Name: strings.TrimPrefix(args[1], "oncepay-")}, args[5:]...)
+				}
+				return nil, fmt.Errorf("unexpected kubectl %v", args)
+			}
+			var got []string
+			k.statePID = func(p pod, _ []string) (int, error) {
+				got = append(got, p.Metadata.Name)
+				return 0, errStop
+			}
+			if _, err := k.StallService(context.Background(), "redis", time.Millisecond); !errors.Is(err, errStop) {
+				t.Fatalf("StallService: %v, want it to reach the pod's process", err)
+			}
+			if want := []string{tc.want}; !slices.Equal(got, want) {
+				t.Errorf("stalled pods %v, want %v", got, want)
+			}
+		})
 	}
 }

@@ -2,52 +2,34 @@ package container
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/oncepay/oncepay/loadtest/fault"
+	"github.com/oncepay/oncepay/loadtest/fault/faulttest"
 )
 
 // TestPSPFaultsOnContainerRuntimes: the compose and kind backends carry
 // out the psp's fault kinds (reject-psp, psp-outage) through its admin API,
 // as the local one does: the driver finds them a fault.Rejecter and a
-// fault.Outager, and each call reaches the admin listener.
+// fault.Outager, each call reaches the admin listener, and each fault puts
+// back the value it found (not a default: the knobs start off zero).
 func TestPSPFaultsOnContainerRuntimes(t *testing.T) {
-	var mu sync.Mutex
-	var puts []map[string]any
-	psp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		defer mu.Unlock()
-		if r.Method == http.MethodPut {
-			var patch map[string]any
-			if err := json.NewDecoder(r.Body).Decode(&patch); err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return
-			}
-			puts = append(puts, patch)
-		}
-		_ = json.NewEncoder(w).Encode(map[string]any{fault.RejectKnob: 0.0, "fail_before_rate": 0.0})
-	}))
-	t.Cleanup(psp.Close)
-	admin := &fault.PSPAdmin{URL: psp.URL, Token: "t"}
-
-	for name, b := range map[string]fault.Backend{
-		"compose": NewDocker(DockerConfig{PSP: admin}),
-		"kind":    NewKube(KubeConfig{PSP: admin}),
+	for name, backend := range map[string]func(*fault.PSPAdmin) fault.Backend{
+		"compose": func(a *fault.PSPAdmin) fault.Backend { return NewDocker(DockerConfig{PSP: a}) },
+		"kind":    func(a *fault.PSPAdmin) fault.Backend { return NewKube(KubeConfig{PSP: a}) },
 	} {
 		t.Run(name, func(t *testing.T) {
-			mu.Lock()
-			puts = nil
-			mu.Unlock()
+			found := map[string]any{fault.RejectKnob: 0.05, "fail_before_rate": 0.02}
+			psp := faulttest.NewPSPAdmin(t, faulttest.PSPConfig{Knobs: found})
+			b := backend(&fault.PSPAdmin{URL: psp.URL, Token: "t"})
 			rj, ok := b.(fault.Rejecter)
 			if !ok {
 				t.Fatalf("%T is no fault.Rejecter: reject-psp cannot run on %s", b, name)
@@ -62,10 +44,18 @@ func TestPSPFaultsOnContainerRuntimes(t *testing.T) {
 			if err := o.PSPOutage(t.Context(), 5*time.Millisecond); err != nil {
 				t.Fatal(err)
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			if len(puts) != 4 || puts[0][fault.RejectKnob] != 0.3 || puts[2]["fail_before_rate"] != 1.0 {
-				t.Errorf("admin PUTs = %v, want reject_rate 0.3 and back, fail_before_rate 1 and back", puts)
+			want := []map[string]any{
+				{fault.RejectKnob: 0.3, "reject_for_ms": 5.0}, {fault.RejectKnob: 0.05},
+				{"fail_before_rate": 1.0}, {"fail_before_rate": 0.02},
+			}
+			if diff := cmp.Diff(want, psp.Puts()); diff != "" {
+				t.Errorf("admin PUTs (-want +got):\n%s", diff)
+			}
+			got := psp.Knobs()
+			for k, v := range found {
+				if got[k] != v {
+					t.Errorf("%s after the faults = %v, want %v, as found", k, got[k], v)
+				}
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/oncepay/oncepay/internal/logtest"
 	"github.com/oncepay/oncepay/pkg/idem"
 	"github.com/oncepay/oncepay/pkg/idem/idemstage"
 )
@@ -120,7 +121,7 @@ func TestNewOnRunsTheStageOnItsBoundary(t *testing.T) {
 func TestWithLoggerLeavesTheStage(t *testing.T) {
 	t.Parallel()
 	b := &memBoundary{results: map[string][]byte{}, release: errors.New("release refused")}
-	var own, other lockedBuffer
+	var own, other logtest.Buffer
 	s := idemstage.NewOn(b, idemstage.Config{Stage: "ship", Logger: slog.New(slog.NewTextHandler(&own, nil))})
 	k, err := idem.NewKey("m", "k")
 	if err != nil {
@@ -131,8 +132,8 @@ func TestWithLoggerLeavesTheStage(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
 		stage *idemstage.Stage
-		want  *lockedBuffer
-		quiet *lockedBuffer
+		want  *logtest.Buffer
+		quiet *logtest.Buffer
 	}{
 		{"the stage", s, &own, &other},
 		{"its copy", msg, &other, &own},

@@ -9,28 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oncepay/oncepay/internal/logtest"
 	"github.com/oncepay/oncepay/internal/redistest"
 	"github.com/oncepay/oncepay/pkg/idem"
 	"github.com/oncepay/oncepay/pkg/idem/idemstage"
 )
-
-// lockedBuffer is a log sink safe for concurrent writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestOnEndRetry: Redis goes away while the work ends (a private server is
 // stopped in the work and started again after the outage). OnEndRetry is
@@ -60,7 +43,7 @@ func TestOnEndRetry(t *testing.T) {
 			srv := redistest.StartServer(t)
 			rdb := srv.Client()
 			store := idem.New(rdb, idem.Config{Lease: 10 * time.Second, Timeout: 200 * time.Millisecond})
-			var own, perCall lockedBuffer
+			var own, perCall logtest.Buffer
 			type call struct {
 				op      idem.Op
 				outcome string

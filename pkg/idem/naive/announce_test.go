@@ -5,35 +5,16 @@ import (
 	"log/slog"
 	"maps"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/oncepay/oncepay/internal/logtest"
 	"github.com/oncepay/oncepay/pkg/idem/naive"
 )
 
-// lockedBuffer is a log sink that the announcing goroutine and the test
-// may use at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func TestAnnounceLogsUntilDoneAndNamesTheStrategy(t *testing.T) {
 	t.Parallel()
-	var logs lockedBuffer
+	var logs logtest.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	s := naive.StrategyGetThenSet
 	got := s.Announce(ctx, slog.New(slog.NewTextHandler(&logs, nil)), 10*time.Millisecond)

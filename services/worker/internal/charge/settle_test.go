@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oncepay/oncepay/internal/logtest"
 	"github.com/oncepay/oncepay/internal/testenv"
 	"github.com/oncepay/oncepay/pkg/idem"
 	"github.com/oncepay/oncepay/services/psp/pspclient"
@@ -91,7 +92,7 @@ func (p *pspDuringOutage) waitBack(t *testing.T) {
 }
 
 type settleFixture struct {
-	logs *lockedBuffer // the handler's log
+	logs *logtest.Buffer // the handler's log
 	srv  *testenv.RedisServer
 	rdb  *redis.Client
 	reg  *prometheus.Registry
@@ -103,7 +104,7 @@ type settleFixture struct {
 func newSettleFixture(t *testing.T, lease, endRetry, outage time.Duration, pspFails bool) *settleFixture {
 	t.Helper()
 	srv := testenv.StartRedis(t)
-	f := &settleFixture{logs: &lockedBuffer{}, srv: srv, rdb: srv.Client(), reg: prometheus.NewRegistry(),
+	f := &settleFixture{logs: &logtest.Buffer{}, srv: srv, rdb: srv.Client(), reg: prometheus.NewRegistry(),
 		psp: &pspDuringOutage{srv: srv, outage: outage, fail: pspFails}}
 	m, err := metrics.New(f.reg)
 	if err != nil {
@@ -121,24 +122,6 @@ func newSettleFixture(t *testing.T, lease, endRetry, outage time.Duration, pspFa
 		Instance: "test", Log: slog.New(slog.NewTextHandler(f.logs, nil)), Metrics: m,
 	})
 	return f
-}
-
-// lockedBuffer is a log sink safe for concurrent writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // logged reports whether a line of the handler's log contains every sub.

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -28,9 +27,7 @@ func TestExpressMemory(t *testing.T) {
 }
 
 func TestExpressRedis(t *testing.T) {
-	if os.Getenv("REDIS_URL") == "" {
-		t.Fatal("REDIS_URL is not set: run under scripts/harness (make conform-peers does)")
-	}
+	peerreport.RedisURL(t) // app.js reads it
 	peerreport.Run(t, "express-idempotency "+npmVersion(t, "express-idempotency")+", Redis (`express-idempotency-redis-adapter` "+npmVersion(t, "express-idempotency-redis-adapter")+")", serve(t, "redis"))
 }
 
@@ -79,12 +76,7 @@ func serve(t *testing.T, adapter string) conform.Target {
 	}()
 	select {
 	case p := <-port:
-		return conform.Target{
-			URL:    "http://127.0.0.1:" + p + "/things",
-			Header: http.Header{"Content-Type": {"application/json"}},
-			Body:   `{"name":"{{vary}}"}`,
-			Storm:  peerreport.Storm(),
-		}
+		return peerreport.Target("127.0.0.1:" + p)
 	case <-exited:
 		t.Fatalf("node app.js (ADAPTER=%s) exited before listening: %s", adapter, stderr.String())
 	case <-time.After(startTimeout):

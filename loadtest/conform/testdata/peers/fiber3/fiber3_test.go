@@ -2,11 +2,7 @@ package fiber3
 
 import (
 	"context"
-	"fmt"
 	"net"
-	"net/http"
-	"os"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,11 +22,7 @@ func TestFiberV3Memory(t *testing.T) {
 }
 
 func TestFiberV3Redis(t *testing.T) {
-	u := os.Getenv("REDIS_URL")
-	if u == "" {
-		t.Fatal("REDIS_URL is not set: run under scripts/harness (make conform-peers does)")
-	}
-	store := redisstore.New(redisstore.Config{URL: u})
+	store := redisstore.New(redisstore.Config{URL: peerreport.RedisURL(t)})
 	t.Cleanup(func() { store.Close() })
 	peerreport.Run(t, name(t, "Redis storage (`gofiber/storage/redis/v3` "+peerreport.ModuleVersion(t, "github.com/gofiber/storage/redis/v3")+")"), serve(t, slowStorage{store, peerreport.RedisLatency}))
 }
@@ -45,23 +37,20 @@ func serve(t *testing.T, storage fiber.Storage) conform.Target {
 	t.Helper()
 	app := fiber.New()
 	app.Use(idempotency.New(idempotency.Config{
-		KeyHeader: "Idempotency-Key",
+		KeyHeader: peerreport.KeyHeader,
 		KeyHeaderValidate: func(k string) error {
-			if len(k) == 0 || len(k) > 255 {
-				return fiber.NewError(fiber.StatusBadRequest, "invalid Idempotency-Key")
+			if !peerreport.ValidKey(k) {
+				return fiber.NewError(fiber.StatusBadRequest, "invalid "+peerreport.KeyHeader)
 			}
 			return nil
 		},
-		KeepResponseHeaders: []string{"Content-Type", "Location"},
-		Lifetime:            time.Hour,
-		Storage:             storage,
+		KeepResponseHeaders: peerreport.KeepHeaders(), Lifetime: peerreport.Lifetime, Storage: storage,
 	}))
-	var n atomic.Int64
+	var things peerreport.Things
 	app.Post("/things", func(c fiber.Ctx) error {
-		time.Sleep(20 * time.Millisecond)
-		id := n.Add(1)
-		c.Location(fmt.Sprintf("/things/%d", id))
-		return c.Status(fiber.StatusCreated).JSON(fiber.Map{"id": id, "body": string(c.Body())})
+		loc, answer := things.Create(c.Body())
+		c.Location(loc)
+		return c.Status(fiber.StatusCreated).JSON(answer)
 	})
 	app.Get("/things", func(c fiber.Ctx) error { return c.JSON([]int{}) })
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -70,12 +59,7 @@ func serve(t *testing.T, storage fiber.Storage) conform.Target {
 	}
 	go app.Listener(ln, fiber.ListenConfig{DisableStartupMessage: true})
 	t.Cleanup(func() { app.ShutdownWithTimeout(time.Second) }) // conform's idle keep-alive connections would hold Shutdown
-	return conform.Target{
-		URL:    "http://" + ln.Addr().String() + "/things",
-		Header: http.Header{"Content-Type": {"application/json"}},
-		Body:   `{"name":"{{vary}}"}`,
-		Storm:  peerreport.Storm(),
-	}
+	return peerreport.Target(ln.Addr().String())
 }
 
 // slowStorage delays every read and write by d, as if Redis were across a
