@@ -64,8 +64,9 @@ test-adopt: ## run every command of docs/adopt.md in order and check what it pro
 	PORT=$${PORT:-18090} scripts/tutorial-test docs/adopt.md
 
 .PHONY: lint-examples
-lint-examples: ## go vet and staticcheck in examples/, outside the workspace (GOWORK=off)
+lint-examples: ## go vet and staticcheck in examples/ and the library's own tests (pkg/idem, lua), outside the workspace (GOWORK=off)
 	$(EXAMPLES) $(GO) vet ./... && $(STATICCHECK) ./...
+	GOWORK=off $(GO) vet ./pkg/idem/... ./lua/...
 
 # The teaching build (-tags compare) links the comparison strategies into the
 # api and the worker; its tests are the *_compare_test.go files' (make compare).

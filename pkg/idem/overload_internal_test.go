@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/oncepay/oncepay/lua"
 	"github.com/redis/go-redis/v9"
 )
@@ -362,8 +361,8 @@ func TestPipeShedsAndSendsNoDeadCalls(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	slices.Sort(outcomes)
-	if diff := cmp.Diff([]string{OutcomeShed, OutcomeUnavailable, OutcomeUnavailable, OutcomeUnavailable}, outcomes); diff != "" {
-		t.Errorf("outcomes observed (-want +got):\n%s", diff)
+	if want := []string{OutcomeShed, OutcomeUnavailable, OutcomeUnavailable, OutcomeUnavailable}; !slices.Equal(outcomes, want) {
+		t.Errorf("outcomes observed = %v, want %v", outcomes, want)
 	}
 }
 
