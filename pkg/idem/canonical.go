@@ -148,7 +148,7 @@ func (w *canonWriter) write(dst []byte, i int) []byte {
 	case '0':
 		return append(dst, w.in[t.start:t.end]...)
 	case '"':
-		return appendJSONString(dst, unquoteJSON(w.in[t.start+1:t.end-1]))
+		return appendJSONString(dst, unquoteJSON(w.in[t.start+1:t.end-1]), false)
 	case '[':
 		dst = append(dst, '[')
 		for j := i + 1; j < t.next; j = w.toks[j].next {
@@ -178,7 +178,7 @@ func (w *canonWriter) write(dst []byte, i int) []byte {
 			dst = append(dst, ',')
 		}
 		first = false
-		dst = appendJSONString(dst, m.key)
+		dst = appendJSONString(dst, m.key, false)
 		dst = append(dst, ':')
 		dst = w.write(dst, m.val)
 	}
@@ -276,18 +276,19 @@ func hex4(s []byte) rune {
 	return r
 }
 
-// appendJSONString appends s quoted as encoding/json does
-// with SetEscapeHTML(false): \" and \\, the short escapes \b \f \n \r
-// \t, \u00XX for the other control bytes, \u2028 and \u2029; the rest as
-// is.
-func appendJSONString(dst, s []byte) []byte {
+// appendJSONString appends s quoted as encoding/json does: \" and \\,
+// the short escapes \b \f \n \r \t, \u00XX for the other control bytes
+// (and for < > & when escapeHTML is set, as json.Marshal does; not with
+// SetEscapeHTML(false)), \ufffd for each byte of invalid UTF-8, \u2028 and
+// \u2029; the rest as is.
+func appendJSONString[T []byte | string](dst []byte, s T, escapeHTML bool) []byte {
 	const hexDigits = "0123456789abcdef"
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
+			if c >= 0x20 && c != '"' && c != '\\' && (!escapeHTML || c != '<' && c != '>' && c != '&') {
 				i++
 				continue
 			}
@@ -312,7 +313,7 @@ func appendJSONString(dst, s []byte) []byte {
 			start = i
 			continue
 		}
-		rr, size := utf8.DecodeRune(s[i:])
+		rr, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
 		if rr == utf8.RuneError && size == 1 { // not after unquoteJSON; as encoding/json
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, `\ufffd`...)
