@@ -1,13 +1,8 @@
 package idem
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 )
 
 // Fingerprint returns the hex SHA-256 of method, path and the canonical form
@@ -15,17 +10,14 @@ import (
 // space do not change it; any changed value does. An empty body is allowed.
 // It fails only when body is not valid JSON.
 func Fingerprint(method, path string, body []byte) (string, error) {
-	canon, err := CanonicalJSON(body)
+	var b [512]byte // the hashed text of a small request, on the stack
+	buf := append(append(append(append(b[:0], method...), '\n'), path...), '\n')
+	buf, err := appendCanonical(buf, body)
 	if err != nil {
 		return "", err
 	}
-	h := sha256.New()
-	h.Write([]byte(method))
-	h.Write([]byte{'\n'})
-	h.Write([]byte(path))
-	h.Write([]byte{'\n'})
-	h.Write(canon)
-	return hex.EncodeToString(h.Sum(nil)), nil
+	sum := sha256.Sum256(buf)
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // CanonicalJSON re-encodes one JSON value with object keys sorted, no
@@ -33,23 +25,5 @@ func Fingerprint(method, path string, body []byte) (string, error) {
 // their literal text (1 and 1.0 differ). Empty or all-white-space input gives
 // an empty result; trailing data after the value is an error.
 func CanonicalJSON(body []byte) ([]byte, error) {
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("idem: fingerprint: body is not JSON: %w", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("idem: fingerprint: trailing data after the JSON value")
-	}
-	var out bytes.Buffer
-	enc := json.NewEncoder(&out)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil { // maps encode with sorted keys
-		return nil, fmt.Errorf("idem: fingerprint: %w", err)
-	}
-	return bytes.TrimSuffix(out.Bytes(), []byte{'\n'}), nil
+	return appendCanonical(nil, body)
 }

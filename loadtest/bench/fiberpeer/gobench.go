@@ -66,7 +66,7 @@ func runGoBench(ctx context.Context, testBin, benchstat string, count int, redis
 func (g *goBench) markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "BenchmarkMiddleware, medians of %d interleaved runs (time: wall ns/op; CPU: the process's cpu-ns/op):\n\n", g.Runs)
-	b.WriteString("| callers | direct time | middleware time | ratio | direct CPU | middleware CPU | ratio | handler alone time / CPU | allocs/op direct / middleware / handler alone |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| callers | direct time | middleware time | ratio | direct CPU | middleware CPU | ratio | handler alone time / CPU | scripts alone time / CPU | allocs/op direct / middleware / handler alone |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	us := func(ns float64) string { return strconv.FormatFloat(ns/1000, 'f', 1, 64) + " µs" }
 	ratio := func(a, b float64) string {
 		if b == 0 {
@@ -79,10 +79,12 @@ func (g *goBench) markdown() string {
 	al := func(p goPoint) float64 { return p.AllocsPerOp }
 	for _, c := range concurrencies {
 		d, m, h := g.Samples[fmt.Sprintf("direct/%d", c)], g.Samples[fmt.Sprintf("middleware/%d", c)], g.Samples[fmt.Sprintf("handler/%d", c)]
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s / %s | %.0f / %.0f / %.0f |\n", c,
+		sc := g.Samples[fmt.Sprintf("scripts/%d", c)] // the two scripts with go-redis alone
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s / %s | %s / %s | %.0f / %.0f / %.0f |\n", c,
 			us(median(d, ns)), us(median(m, ns)), ratio(median(m, ns), median(d, ns)),
 			us(median(d, cpu)), us(median(m, cpu)), ratio(median(m, cpu), median(d, cpu)),
-			us(median(h, ns)), us(median(h, cpu)), median(d, al), median(m, al), median(h, al))
+			us(median(h, ns)), us(median(h, cpu)), us(median(sc, ns)), us(median(sc, cpu)),
+			median(d, al), median(m, al), median(h, al))
 	}
 	if g.Benchstat != "" {
 		b.WriteString("\nbenchstat -col /mode:\n\n```text\n" + g.Benchstat + "```\n")

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/oncepay/oncepay/internal/redistest"
+	"github.com/oncepay/oncepay/lua"
 	"github.com/oncepay/oncepay/pkg/idem"
 	"github.com/oncepay/oncepay/pkg/idem/idemhttp"
 	"github.com/redis/go-redis/v9"
@@ -29,10 +30,12 @@ import (
 // the CPU too. Mode handler is the request and the handler without the
 // middleware: what the middleware's numbers hold that is not its own (a
 // request is built as a server hands it over, headers parsed, and answered
-// into a minimal ResponseWriter).
+// into a minimal ResponseWriter). Mode scripts sends the same two scripts
+// with go-redis alone, one call after the other, no pkg/idem: the round
+// trips the boundary needs by definition, what any client library pays.
 func BenchmarkMiddleware(b *testing.B) {
 	for _, callers := range []int{1, 64} {
-		for _, mode := range []string{"direct", "middleware", "handler"} {
+		for _, mode := range []string{"direct", "middleware", "handler", "scripts"} {
 			b.Run("mode="+mode+"/callers="+strconv.Itoa(callers), func(b *testing.B) {
 				opt := redistest.Options(b, redisDB)
 				opt.ContextTimeoutEnabled = true
@@ -48,6 +51,8 @@ func BenchmarkMiddleware(b *testing.B) {
 					op = direct(b, store, prefix, &n)
 				case "middleware":
 					op = throughMiddleware(idemhttp.New(idemhttp.Config{Boundary: idemhttp.Store(store)}), prefix, &n)
+				case "scripts":
+					op = scripts(b, rdb, prefix, &n)
 				default:
 					op = throughMiddleware(func(h http.Handler) http.Handler { return h }, prefix, &n)
 				}
@@ -87,6 +92,25 @@ func direct(b *testing.B, store *idem.Store, prefix string, n *atomic.Int64) fun
 		}
 		result, _ := idem.Response{Status: http.StatusCreated, Header: http.Header{"Content-Type": {"application/json"}}, Body: benchAnswer}.MarshalBinary()
 		if err := c.Lease.Complete(ctx, result); err != nil {
+			b.Error(err)
+		}
+	}
+}
+
+// scripts returns one new key's begin.lua and complete.lua, sent with
+// go-redis's Script.Run (EVALSHA), unbatched.
+func scripts(b *testing.B, rdb *redis.Client, prefix string, n *atomic.Int64) func() {
+	begin, complete := redis.NewScript(lua.Begin()), redis.NewScript(lua.Complete())
+	ctx := context.Background()
+	fp := strings.Repeat("f", 64) // a hex SHA-256
+	return func() {
+		id := strconv.FormatInt(n.Add(1), 10)
+		keys := []string{"idem:v1:{default:" + prefix + id + "}"}
+		if err := begin.Run(ctx, rdb, keys, "http", id, fp, 30_000, 60_000).Err(); err != nil {
+			b.Error(err)
+			return
+		}
+		if err := complete.Run(ctx, rdb, keys, "http", id, benchAnswer, 60_000).Err(); err != nil {
 			b.Error(err)
 		}
 	}

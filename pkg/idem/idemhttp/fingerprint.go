@@ -35,7 +35,11 @@ func fingerprintOf(r *http.Request, body []byte) (string, error) {
 	if route == "" {
 		route = r.URL.Path
 	}
-	if isJSON(r.Header.Get("Content-Type")) {
+	var contentType string // r.Header.Get without the canonicalization
+	if v := r.Header["Content-Type"]; len(v) > 0 {
+		contentType = v[0]
+	}
+	if isJSON(contentType) {
 		return idem.Fingerprint(r.Method, route, body)
 	}
 	h := sha256.New()

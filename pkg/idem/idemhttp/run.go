@@ -20,19 +20,21 @@ import (
 // end); the functions of AfterEnd run between the two. The recorded answer
 // is then sent even when ending failed (ErrLost: a newer owner took over;
 // or the retry time ran out): the client has no better one.
-func (m *middleware) run(w http.ResponseWriter, r *http.Request, detached context.Context, next http.Handler, k idem.Key, lease Lease) {
+func (m *middleware) run(w http.ResponseWriter, x *exchange, detached context.Context, next http.Handler, lease Lease) {
+	k := x.info.Key
 	settled := false
 	defer func() {
 		if !settled { // next panicked: give the key back before the panic goes on
 			if err := lease.Release(detached); err != nil {
-				m.cfg.Logger.WarnContext(r.Context(), "release after panic", "key", k.String(), "err", err)
+				m.cfg.Logger.WarnContext(x.ctx, "release after panic", "key", k.String(), "err", err)
 			}
 		}
 	}()
 	ctx, cancel := context.WithDeadline(detached, lease.Deadline())
 	defer cancel()
-	rec := &recorder{header: http.Header{}}
-	next.ServeHTTP(rec, r.WithContext(ctx))
+	rec := &x.rec
+	rec.header = http.Header{}
+	next.ServeHTTP(rec, x.with(ctx))
 	answer := rec.response(m.cfg.StoredHeaders)
 	e := ending(lease, answer, rec.held)
 	err := m.end(detached, k, answer.Status, &e)
@@ -41,11 +43,12 @@ func (m *middleware) run(w http.ResponseWriter, r *http.Request, detached contex
 		f()
 	}
 	if err != nil {
-		m.cfg.Logger.WarnContext(r.Context(), "boundary: answer not recorded in Redis; sending it anyway",
+		m.cfg.Logger.WarnContext(x.ctx, "boundary: answer not recorded in Redis; sending it anyway",
 			"key", k.String(), "status", answer.Status, "op", e.op, "lost", errors.Is(err, idem.ErrLost), "err", err)
 	}
-	if v := rec.header.Get(HeaderReplayed); v != "" { // the handler's backstop answered
-		w.Header().Set(HeaderReplayed, v)
+	// rec.header.Get(HeaderReplayed), the name being canonical
+	if v := rec.header[HeaderReplayed]; len(v) > 0 && v[0] != "" { // the handler's backstop answered
+		w.Header().Set(HeaderReplayed, v[0])
 	}
 	if e.op == idem.OpRelease {
 		// Not stored, never replayed: the client gets every header the

@@ -17,14 +17,14 @@ import (
 // answer is stored (the replay), the key is free again (this request
 // claims it) or min(N seconds, MaxWait) has passed or the client hung up
 // (inProgress: 409). Without the preference it returns inProgress.
-func (m *middleware) wait(r *http.Request, k idem.Key, fp string, inProgress error) (Claim, error) {
-	d, ok := preferWait(r.Header)
+func (m *middleware) wait(x *exchange, inProgress error) (Claim, error) {
+	d, ok := preferWait(x.from.Header)
 	if !ok || m.cfg.MaxWait < 0 {
 		return Claim{}, inProgress
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), min(d, m.cfg.MaxWait))
+	ctx, cancel := context.WithTimeout(x.ctx, min(d, m.cfg.MaxWait))
 	defer cancel()
-	detached := context.WithoutCancel(r.Context())
+	detached := context.WithoutCancel(x.ctx)
 	pause := 50 * time.Millisecond
 	for {
 		t := time.NewTimer(pause)
@@ -34,7 +34,7 @@ func (m *middleware) wait(r *http.Request, k idem.Key, fp string, inProgress err
 			return Claim{}, inProgress
 		case <-t.C:
 		}
-		claim, err := m.cfg.Boundary.Begin(detached, k, m.cfg.Stage, fp)
+		claim, err := m.cfg.Boundary.Begin(detached, x.info.Key, m.cfg.Stage, x.info.Fingerprint)
 		if !errors.Is(err, idem.ErrInProgress) {
 			return claim, err
 		}
