@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -196,9 +195,9 @@ func (b *Backend) stallPID(ctx context.Context, service string) (int, error) {
 // the slot of a key in use (a random key of one of the primaries that hold
 // any); with no key at all, the primary of a random slot.
 func SlotPrimaryPort(ctx context.Context, cc *redis.ClusterClient) (int, error) {
-	slots, err := cc.ClusterSlots(ctx).Result()
+	shards, err := cc.ClusterShards(ctx).Result()
 	if err != nil {
-		return 0, fmt.Errorf("cluster slots: %w", err)
+		return 0, fmt.Errorf("cluster shards: %w", err)
 	}
 	var mu sync.Mutex
 	var keys []string
@@ -224,16 +223,19 @@ func SlotPrimaryPort(ctx context.Context, cc *redis.ClusterClient) (int, error) 
 		}
 		slot = int(n)
 	}
-	for _, s := range slots {
-		if s.Start <= slot && slot <= s.End && len(s.Nodes) > 0 {
-			_, p, err := net.SplitHostPort(s.Nodes[0].Addr)
-			if err != nil {
-				return 0, fmt.Errorf("cluster slots: primary of slot %d: %w", slot, err)
+	for _, sh := range shards {
+		for _, r := range sh.Slots {
+			if int64(slot) < r.Start || int64(slot) > r.End {
+				continue
 			}
-			return strconv.Atoi(p)
+			for _, n := range sh.Nodes {
+				if n.Role == "master" {
+					return int(n.Port), nil
+				}
+			}
 		}
 	}
-	return 0, fmt.Errorf("cluster slots: no primary serves slot %d", slot)
+	return 0, fmt.Errorf("cluster shards: no primary serves slot %d", slot)
 }
 
 // portPID reads, from `harness status` output, the pid of the running

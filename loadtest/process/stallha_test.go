@@ -35,14 +35,18 @@ func TestStallRedisFreezesTheBusyPrimary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	slots, err := cc.ClusterSlots(ctx).Result()
+	shards, err := cc.ClusterShards(ctx).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var busy string
-	for _, s := range slots {
-		if int64(s.Start) <= slot && slot <= int64(s.End) {
-			busy = s.Nodes[0].Addr
+	for _, sh := range shards {
+		for _, r := range sh.Slots {
+			for _, n := range sh.Nodes {
+				if r.Start <= slot && slot <= r.End && n.Role == "master" {
+					busy = net.JoinHostPort("127.0.0.1", strconv.Itoa(int(n.Port)))
+				}
+			}
 		}
 	}
 
