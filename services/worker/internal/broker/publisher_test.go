@@ -2,14 +2,17 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-
-	"github.com/oncepay/oncepay/internal/testenv/confirmtest"
 )
 
 // TestConfirmsExactAcrossChannelRecovery: several consumers on one
@@ -30,26 +33,128 @@ import (
 // confirm that only the next one brings.
 func TestConfirmsExactAcrossChannelRecovery(t *testing.T) {
 	url, topo, conn := dialTest(t)
-	adminConn(t, url, topo)
+	admin := adminConn(t, url, topo)
 	limited := topo.Queue + ".limited"
+	adm, err := admin.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	limitArgs := amqp.Table{"x-max-length": int64(100), "x-overflow": "reject-publish"}
+	if _, err := adm.QueueDeclare(limited, false, true, false, false, limitArgs); err != nil {
+		t.Fatal(err)
+	}
+	if err := adm.Qos(20, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	deliveries, err := adm.Consume(limited, "", false, false, false, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		inQueue  sync.Map // message id -> true
+		consumed = make(chan struct{})
+	)
+	go func() {
+		defer close(consumed)
+		for d := range deliveries {
+			inQueue.Store(d.MessageId, true)
+			_ = d.Ack(false)
+		}
+	}()
+
+	const publishers = 4
 	var conss []*Consumer
-	for i := range 4 {
+	for i := range publishers {
 		cons, err := conn.Consume(topo, 4, fmt.Sprintf("broker-test-%d", i))
 		if err != nil {
 			t.Fatal(err)
 		}
 		conss = append(conss, cons)
 	}
-	res := confirmtest.Run(t, confirmtest.Config{
-		URL: url, Queue: limited, Publishers: len(conss), Timeout: 5 * time.Second,
-		Publish: func(ctx context.Context, g int, id string) error {
-			return conss[g].Publisher.Publish(ctx, limited, amqp.Publishing{MessageId: id, Body: []byte(`{}`)})
-		},
-		Break:      func() bool { return breakChannel(conss[rand.IntN(len(conss))], "no-such-exchange-"+topo.Exchange) },
-		BreakEvery: 25 * time.Millisecond,
+
+	run := 6 * time.Second
+	if d, err := time.ParseDuration(os.Getenv("ONCEPAY_RECOVERY_TEST_FOR")); err == nil {
+		run = d // a longer run, to look for a rare race
+	}
+	ctx, stop := context.WithTimeout(t.Context(), run)
+	defer stop()
+	var (
+		wg        sync.WaitGroup
+		published sync.Map
+		counts    struct{ published, failed, timedOut atomic.Int64 }
+		errKinds  sync.Map
+	)
+	for g, cons := range conss {
+		wg.Go(func() {
+			for i := 0; ctx.Err() == nil; i++ {
+				id := fmt.Sprintf("m_%d_%d", g, i)
+				pctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				err := cons.Publisher.Publish(pctx, limited, amqp.Publishing{MessageId: id, Body: []byte(`{}`)})
+				cancel()
+				switch {
+				case err == nil:
+					published.Store(id, true)
+					counts.published.Add(1)
+				case errors.Is(err, context.DeadlineExceeded):
+					counts.timedOut.Add(1)
+					fallthrough
+				default:
+					counts.failed.Add(1)
+					n, _ := errKinds.LoadOrStore(strings.ReplaceAll(err.Error(), id, "<id>"), new(atomic.Int64))
+					n.(*atomic.Int64).Add(1)
+					time.Sleep(time.Millisecond) // no hot loop while it recovers
+				}
+			}
+		})
+	}
+	var breaks atomic.Int64
+	wg.Go(func() {
+		for ctx.Err() == nil {
+			if breakChannel(conss[rand.IntN(len(conss))], "no-such-exchange-"+topo.Exchange) {
+				breaks.Add(1)
+			}
+			time.Sleep(25 * time.Millisecond)
+		}
 	})
-	if res.TimedOut > 0 {
-		t.Errorf("%d publishes waited 5s for a confirm that never came", res.TimedOut)
+	wg.Wait()
+
+	deadline := time.Now().Add(15 * time.Second)
+	for { // drain the queue: everything in it is seen
+		q, err := adm.QueueDeclarePassive(limited, false, true, false, false, limitArgs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q.Messages == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d messages left in %s after 15s", q.Messages, limited)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = adm.Close()
+	<-consumed
+
+	var wrong []string
+	published.Range(func(k, _ any) bool {
+		if _, ok := inQueue.Load(k); !ok {
+			wrong = append(wrong, k.(string))
+		}
+		return true
+	})
+	t.Logf("%d channel errors forced; %d publishes confirmed, %d failed (%d timed out)",
+		breaks.Load(), counts.published.Load(), counts.failed.Load(), counts.timedOut.Load())
+	errKinds.Range(func(k, n any) bool { t.Logf("failed %d times: %s", n.(*atomic.Int64).Load(), k); return true })
+	if breaks.Load() < 10 || counts.published.Load() == 0 || counts.failed.Load() == 0 {
+		t.Fatalf("the test did not exercise recovery and nacks: %d channel errors, %d confirmed, %d failed",
+			breaks.Load(), counts.published.Load(), counts.failed.Load())
+	}
+	if len(wrong) > 0 {
+		t.Errorf("%d messages reported confirmed never reached the queue (nacked or lost), e.g. %v",
+			len(wrong), wrong[:min(len(wrong), 5)])
+	}
+	if n := counts.timedOut.Load(); n > 0 {
+		t.Errorf("%d publishes waited 5s for a confirm that never came", n)
 	}
 }
 
