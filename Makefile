@@ -43,7 +43,7 @@ help: ## list the targets
 
 .PHONY: test
 test: lint tools k6 ## lint, install the pinned tools (helm, promtool, toxiproxy, k6), then run every module's tests, the teaching build's and a bounded fuzz run against real Redis/Postgres/RabbitMQ (started and stopped by scripts/harness)
-	$(HARNESS) run -- $(MAKE) test-go test-compare test-examples test-adopt fuzz-go
+	$(HARNESS) run -- $(MAKE) test-go test-compare test-examples test-adopt fuzz-go test-conform-peers
 
 .PHONY: test-go
 test-go: ## go test -race -count=1 -p 1 ./... in every module (needs the services: see make harness-up)
@@ -270,8 +270,12 @@ conform: conform-build ## run conform against the api that make up started on RU
 	RUNTIME=$(RUNTIME) scripts/conform $(CONFORM_FLAGS)
 
 .PHONY: conform-peers
-conform-peers: ## conform against Fiber v2 (memory, Redis) and v3 idempotency middlewares (separate modules, not in go.work) on the harness; table in .run/conform-peers
-	$(HARNESS) run -- scripts/conform-peers
+conform-peers: ## conform against third-party middlewares (Fiber v2 and v3, express-idempotency; memory and Redis) on the harness; writes docs/conform.md's table
+	$(HARNESS) run -- scripts/conform-peers --write
+
+.PHONY: test-conform-peers
+test-conform-peers: ## make conform-peers, but fail when docs/conform.md's table differs instead of writing it (needs the services; ~40 s)
+	scripts/conform-peers --check
 
 # ---------------------------------------------------------------------------
 # benchmarks and the performance report (loadtest/bench, docs/PERFORMANCE.md).
@@ -305,6 +309,12 @@ bench-peer: ## pkg/idem against AWS Powertools idempotency on a private Redis (p
 	cd loadtest/bench/peer/node && npm ci --no-audit --no-fund --loglevel=error
 	$(GO) build -o .run/bench/benchpeer ./loadtest/bench/peer/cmd/benchpeer
 	.run/bench/benchpeer run -out $(or $(BENCH_PEER_OUT),.run/bench/peer) $(BENCH_PEER_FLAGS)
+
+.PHONY: bench-middleware
+bench-middleware: benchstat ## idemhttp against direct pkg/idem calls (BenchmarkMiddleware) and beside Fiber's idempotency middlewares over HTTP, on a private Redis (port BENCH_MW_REDIS_PORT, 6426; ~8 min); results in .run/bench/middleware
+	$(GO) test -c -o .run/bench/idemhttp.test ./pkg/idem/idemhttp
+	cd loadtest/bench/fiberpeer && GOWORK=off $(GO) build -o $(CURDIR)/.run/bench/fiberpeer .
+	.run/bench/fiberpeer run -redis-port $(or $(BENCH_MW_REDIS_PORT),6426) -gotest .run/bench/idemhttp.test -gocount $(or $(BENCH_GO_COUNT),8) -benchstat bin/benchstat -out .run/bench/middleware $(BENCH_MW_FLAGS)
 
 .PHONY: bench-report
 bench-report: ## render report.md and the plots of the last bench run again (BENCH_DIR=<run dir> for another)

@@ -108,7 +108,7 @@ func gradeHistory(row Row, s *StormReport, effects bool) Row {
 	case len(s.ReadErrs) > 0:
 		return fail(row, fmt.Sprintf("%d effect reads failed, e.g. %s", len(s.ReadErrs), s.ReadErrs[0]))
 	case v.Result != "Ok":
-		row = fail(row, fmt.Sprintf("%s: %d of %d keys have no legal order of their %d operations (e.g. %s)", v.Result, len(v.FailingKeys), v.Keys, v.Operations, firstOr(v.FailingKeys)))
+		row = fail(row, fmt.Sprintf("%s: %d of %d keys have no legal order: %s", v.Result, len(v.FailingKeys), v.Keys, describeDiagnosis(v.Diagnosis)))
 		for _, a := range s.history {
 			if len(v.FailingKeys) > 0 && a.Key == v.FailingKeys[0] && len(row.Evidence) < 24 {
 				row.Evidence = append(row.Evidence, a.Ex)
@@ -121,13 +121,6 @@ func gradeHistory(row Row, s *StormReport, effects bool) Row {
 		d += "; no effect reader: once-only is judged from the answers alone"
 	}
 	return pass(row, d)
-}
-
-func firstOr(s []string) string {
-	if len(s) == 0 {
-		return "-"
-	}
-	return s[0]
 }
 
 // Run checks tgt inside a go test: it fails t once per failing MUST or

@@ -2,6 +2,7 @@ package conform
 
 import (
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -162,13 +163,16 @@ func classify(ex Exchange) string {
 
 // Verdict is the history check's result.
 type Verdict struct {
-	Result      string        `json:"result"` // ok, illegal or unknown (timed out)
-	Operations  int           `json:"operations"`
-	Keys        int           `json:"keys"`
-	FailingKeys []string      `json:"failing_keys,omitempty"`
-	Took        time.Duration `json:"took_ns"`
-	info        porcupine.LinearizationInfo
-	failing     []porcupine.Operation
+	Result      string   `json:"result"` // ok, illegal or unknown (timed out)
+	Operations  int      `json:"operations"`
+	Keys        int      `json:"keys"`
+	FailingKeys []string `json:"failing_keys,omitempty"`
+	// Diagnosis counts the failing keys per reason their answers show
+	// ("another payload got the same 2xx answer": 5).
+	Diagnosis map[string]int `json:"diagnosis,omitempty"`
+	Took      time.Duration  `json:"took_ns"`
+	info      porcupine.LinearizationInfo
+	failing   []porcupine.Operation
 }
 
 // checkHistory checks ops with the model within timeout.
@@ -193,5 +197,7 @@ func checkHistory(ops []porcupine.Operation, timeout time.Duration) Verdict {
 			v.failing = append(v.failing, part...)
 		}
 	}
+	sort.Strings(v.FailingKeys)
+	v.Diagnosis = diagnose(ops, v.FailingKeys)
 	return v
 }

@@ -83,3 +83,19 @@ func TestReferenceServerFlaws(t *testing.T) {
 		})
 	}
 }
+
+// The replay-headers detail names the header, not its values (a new id
+// each run), so a report of the same behaviour reads the same.
+func TestReplayHeadersDetail(t *testing.T) {
+	s, srv := newRefServer(t, replayDropsHeader)
+	tgt := s.target(srv)
+	tgt.Storm.Keys = -1
+	rep, err := conform.Check(context.Background(), tgt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, _ := rep.Row("replay-headers")
+	if got, want := row.Detail, "the replay dropped Location"; row.Result != conform.Fail || got != want {
+		t.Errorf("got %s %q, want fail %q", row.Result, got, want)
+	}
+}

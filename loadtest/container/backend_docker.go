@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/oncepay/oncepay/pkg/service/dial"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/oncepay/oncepay/loadtest/fault"
 	"github.com/oncepay/oncepay/loadtest/process"
 )
 
@@ -27,6 +29,8 @@ type DockerConfig struct {
 	Docker string
 	// HealthTimeout bounds RestartService's wait for healthy (default 3m).
 	HealthTimeout time.Duration
+	// PSP, if set, is the psp's admin API: the psp fault kinds go through it.
+	PSP *fault.PSPAdmin
 }
 
 // DefaultComposeReplicas are the replicas of docker-compose.yml.
@@ -42,9 +46,10 @@ func DefaultComposeReplicas() map[string]process.Replica {
 // Docker is the fault backend for Docker Compose. It implements
 // fault.Backend and fault.Prober and is safe for concurrent use.
 type Docker struct {
-	cfg  DockerConfig
-	run  func(ctx context.Context, args ...string) ([]byte, error)
-	pids pidCache
+	fault.PSPFaults // psp-outage, reject-psp (DockerConfig.PSP)
+	cfg             DockerConfig
+	run             func(ctx context.Context, args ...string) ([]byte, error)
+	pids            pidCache
 }
 
 // NewDocker returns a backend for the compose project in cfg.
@@ -55,7 +60,7 @@ func NewDocker(cfg DockerConfig) *Docker {
 	if cfg.HealthTimeout <= 0 {
 		cfg.HealthTimeout = 3 * time.Minute
 	}
-	d := &Docker{cfg: cfg}
+	d := &Docker{PSPFaults: fault.PSPFaults{PSP: cfg.PSP}, cfg: cfg}
 	d.run = func(ctx context.Context, args ...string) ([]byte, error) {
 		out, err := exec.CommandContext(ctx, d.cfg.Docker, args...).Output()
 		var ee *exec.ExitError
@@ -186,7 +191,7 @@ func (d *Docker) InFlight(ctx context.Context, name string) (int, string, error)
 // the host for d, then lets it go on (process.Stall). Like the kills, it
 // needs root on the docker host.
 func (d *Docker) StallService(ctx context.Context, service string, dur time.Duration) (int, error) {
-	program, err := stallProgram(service)
+	programs, err := stallPrograms(service)
 	if err != nil {
 		return 0, err
 	}
@@ -202,8 +207,8 @@ func (d *Docker) StallService(ctx context.Context, service string, dur time.Dura
 	if err != nil || pid <= 0 {
 		return 0, fmt.Errorf("stall %s: container %.12s has no pid: %w", service, id, ErrNotRunning)
 	}
-	if got := exeBase("/proc", pid); got != program {
-		return 0, fmt.Errorf("stall %s: pid %d runs %q, not %s (is the driver on the docker host, as root?)", service, pid, got, program)
+	if got := exeBase("/proc", pid); !slices.Contains(programs, got) {
+		return 0, fmt.Errorf("stall %s: pid %d runs %q, not %s (is the driver on the docker host, as root?)", service, pid, got, strings.Join(programs, " or "))
 	}
 	return pid, process.Stall(ctx, pid, dur)
 }

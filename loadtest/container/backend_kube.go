@@ -16,6 +16,7 @@ import (
 	"github.com/oncepay/oncepay/pkg/service/dial"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/oncepay/oncepay/loadtest/fault"
 	"github.com/oncepay/oncepay/loadtest/process"
 )
 
@@ -59,14 +60,17 @@ type KubeConfig struct {
 	KillMode KillMode              // default KillSIGKILL
 	// ReadyTimeout bounds RestartService's wait for the new pod (default 3m).
 	ReadyTimeout time.Duration
+	// PSP, if set, is the psp's admin API: the psp fault kinds go through it.
+	PSP *fault.PSPAdmin
 }
 
 // Kube is the fault backend for oncepay on Kubernetes. It implements
 // fault.Backend and fault.Prober and is safe for concurrent use.
 type Kube struct {
-	cfg  KubeConfig
-	run  func(ctx context.Context, args ...string) ([]byte, error)
-	pids pidCache
+	fault.PSPFaults // psp-outage, reject-psp (KubeConfig.PSP)
+	cfg             KubeConfig
+	run             func(ctx context.Context, args ...string) ([]byte, error)
+	pids            pidCache
 	// the host's view of a pod's processes (tests replace them)
 	statePID func(p pod, programs []string) (int, error)
 	freeze   func(pid int, wait time.Duration) error
@@ -91,7 +95,7 @@ func NewKube(cfg KubeConfig) *Kube {
 	if cfg.ReadyTimeout <= 0 {
 		cfg.ReadyTimeout = 3 * time.Minute
 	}
-	k := &Kube{cfg: cfg, statePID: statePID, freeze: proc.Freeze, kill: sigkill, iptables: nsIPTables}
+	k := &Kube{PSPFaults: fault.PSPFaults{PSP: cfg.PSP}, cfg: cfg, statePID: statePID, freeze: proc.Freeze, kill: sigkill, iptables: nsIPTables}
 	k.run = func(ctx context.Context, args ...string) ([]byte, error) {
 		full := []string{"-n", k.cfg.Namespace}
 		if k.cfg.Context != "" {
@@ -345,11 +349,12 @@ func (k *Kube) InFlight(ctx context.Context, name string) (int, string, error) {
 	return inFlight(pid, r)
 }
 
-// StallService freezes the main process of the service's one pod (redis,
-// single topology) from the node's host for d, then lets it go on
-// (process.Stall). It needs the same host access as KillSIGKILL.
+// StallService freezes the main process of the service's pod (redis; in a
+// Redis Cluster, the primary serving a key in use) from the node's host
+// for d, then lets it go on (process.Stall). It needs the same host access
+// as KillSIGKILL.
 func (k *Kube) StallService(ctx context.Context, service string, d time.Duration) (int, error) {
-	program, err := stallProgram(service)
+	programs, err := stallPrograms(service)
 	if err != nil {
 		return 0, err
 	}
@@ -357,10 +362,20 @@ func (k *Kube) StallService(ctx context.Context, service string, d time.Duration
 	if err != nil {
 		return 0, fmt.Errorf("stall %s: %w", service, err)
 	}
-	if len(pods) != 1 {
-		return 0, fmt.Errorf("stall %s: %d pods running, want one (single topology): %w", service, len(pods), ErrNotRunning)
+	var target pod
+	switch {
+	case len(pods) == 1:
+		target = pods[0]
+	case len(pods) > 1: // a Redis Cluster: a primary serving a key in use
+		nd, err := newFailover(kubeNodes{k}).slotPrimary(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("stall %s: %w", service, err)
+		}
+		target.Metadata.Name, target.Metadata.UID = nd.Ref, nd.UID
+	default:
+		return 0, fmt.Errorf("stall %s: no pod running: %w", service, ErrNotRunning)
 	}
-	pid, err := hostPID(pods[0], program)
+	pid, err := k.statePID(target, programs)
 	if err != nil {
 		return 0, fmt.Errorf("stall %s: %w", service, err)
 	}

@@ -296,6 +296,41 @@ func (f *failover) FailoverRedis(ctx context.Context) (fault.Cost, error) {
 	return c, errors.Join(errs...)
 }
 
+// slotPrimary returns the node that serves the slot of a key the load
+// uses (a random key's, asked of a random primary): a node whose freeze
+// the clients feel.
+func (f *failover) slotPrimary(ctx context.Context) (node, error) {
+	byID, view, err := f.redisView(ctx)
+	if err != nil {
+		return node{}, err
+	}
+	var primaries []clusterNode
+	for _, n := range view {
+		if _, ok := byID[n.ID]; ok && n.Primary && !n.Failed && len(n.Slots) > 0 {
+			primaries = append(primaries, n)
+		}
+	}
+	if len(primaries) == 0 {
+		return node{}, errors.New("no healthy primary with slots")
+	}
+	from := byID[primaries[rand.IntN(len(primaries))].ID]
+	key, err := f.redisCLI(ctx, from, "randomkey")
+	if err != nil || key == "" {
+		return from, nil
+	}
+	s, err := f.redisCLI(ctx, from, "cluster", "keyslot", key)
+	slot, perr := strconv.Atoi(s)
+	if err != nil || perr != nil {
+		return from, nil
+	}
+	if owner, ok := slotOwner(view, slot); ok {
+		if n, ok := byID[owner.ID]; ok {
+			return n, nil
+		}
+	}
+	return from, nil
+}
+
 // migrateSlots is how many slots MigrateSlot moves, as the harness does.
 const migrateSlots = 256
 

@@ -597,3 +597,20 @@ func TestKubePartitionQueueLeader(t *testing.T) {
 		t.Errorf("KillMode delete: err = %v, want ErrUnsupported", err)
 	}
 }
+
+// TestSlotPrimaryServesTheLoadsKey: in a Redis Cluster the stall freezes
+// the primary serving a key the load uses (slot 7000: redis-1), and after
+// a failover the replica that took the slot over.
+func TestSlotPrimaryServesTheLoadsKey(t *testing.T) {
+	t.Parallel()
+	c := &fakeCluster{}
+	n, err := fakeFailover(c).slotPrimary(context.Background())
+	if err != nil || n.Name != "redis-1" {
+		t.Fatalf("slotPrimary = %q, %v; want redis-1", n.Name, err)
+	}
+	c.promoted = true
+	n, err = fakeFailover(c).slotPrimary(context.Background())
+	if err != nil || n.Name != "redis-4" {
+		t.Fatalf("after the failover: slotPrimary = %q, %v; want redis-4", n.Name, err)
+	}
+}

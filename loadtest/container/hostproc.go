@@ -124,11 +124,11 @@ func (c *pidCache) drop(names ...string) {
 	}
 }
 
-// stallProgram returns the base name of the executable of the service's
-// main process, for the services a stall can freeze (redis).
-func stallProgram(service string) (string, error) {
+// stallPrograms returns the executables the service's main process may
+// run (mainPrograms), for the services a stall can freeze (redis).
+func stallPrograms(service string) ([]string, error) {
 	if service == "redis" {
-		return "redis-server", nil
+		return mainPrograms[service], nil
 	}
-	return "", fmt.Errorf("stall %q: only redis", service)
+	return nil, fmt.Errorf("stall %q: only redis", service)
 }

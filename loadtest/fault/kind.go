@@ -59,6 +59,9 @@ type Kind struct {
 	// Topologies are the stateful tier's shapes (single, ha) it applies
 	// to; none means both.
 	Topologies []string
+	// HARuntimes, if set, are the runtimes that can apply it in the ha
+	// topology (a subset of Runtimes).
+	HARuntimes []string
 	// Exercises says which failure window it opens, for people.
 	Exercises string
 	// Invariants are the numbers (docs/demo.md) it puts to the test.
@@ -75,6 +78,14 @@ func (k Kind) On(runtime string) bool { return slices.Contains(k.Runtimes, runti
 // In reports whether the kind applies to topology; "" is single.
 func (k Kind) In(topology string) bool {
 	return len(k.Topologies) == 0 || slices.Contains(k.Topologies, cmp.Or(topology, "single"))
+}
+
+// Applies reports whether runtime can apply the kind in topology.
+func (k Kind) Applies(runtime, topology string) bool {
+	if !k.On(runtime) || !k.In(topology) {
+		return false
+	}
+	return topology != "ha" || k.HARuntimes == nil || slices.Contains(k.HARuntimes, runtime)
 }
 
 var (
@@ -140,10 +151,10 @@ var Kinds = []Kind{
 	{Name: "psp-outage", Action: ActionOutage, Target: "psp", Aim: AimCharge, For: 150 * time.Second, Settle: 10 * time.Second, Runtimes: localOnly,
 		Exercises: "the psp fails every call for 150s, past the workers' retry delays (local: 1s, 5s, then 15s again without limit), then recovers", Invariants: []int{3, 4}},
 	{Name: "stall-redis", Action: ActionStall, Target: "redis", Aim: AimRequest, For: 2 * time.Second, Settle: 12 * time.Second,
-		Runtimes: everywhere, Topologies: single,
-		Exercises: "Redis frozen (SIGSTOP) for 2s under load, then resumed: the api sheds with 503 while it stalls, and the work queued meanwhile must not outlive its callers", Invariants: []int{2, 5, 8}},
+		Runtimes: everywhere, HARuntimes: []string{"kind"},
+		Exercises: "Redis (in a cluster: the primary serving a key in use) frozen (SIGSTOP) for 2s under load, below the cluster's node timeout, then resumed: the api sheds with 503 while it stalls, and the work queued meanwhile must not outlive its callers", Invariants: []int{2, 5, 8}},
 	{Name: "reject-psp", Action: ActionReject, Target: "psp", Aim: AimCharge, For: 15 * time.Second, Settle: 15 * time.Second, Share: 0.3,
-		Runtimes:  localOnly,
+		Runtimes:  everywhere,
 		Exercises: "the psp rejects 30% of charges permanently (4xx) for 15s: each such payment ends failed with the provider's reason, none pending or dead-lettered, the others still settle", Invariants: []int{4, 8}},
 	{Name: "delete-queue", Action: ActionDeleteQueue, Target: "rabbitmq", Aim: AimRequest, Runtimes: localOnly, Topologies: single,
 		Exercises: "the broker loses the charge queue while the api publishes: unroutable messages", Invariants: []int{4, 5},

@@ -45,7 +45,7 @@ func MatrixPlan(c MatrixConfig) ([]Step, time.Duration, error) {
 	var steps []Step
 	at := matrixLead
 	for _, k := range Kinds {
-		if !k.On(c.Runtime) || !k.In(c.Topology) || (len(c.Kinds) > 0 && !slices.Contains(c.Kinds, k.Name)) {
+		if !k.Applies(c.Runtime, c.Topology) || (len(c.Kinds) > 0 && !slices.Contains(c.Kinds, k.Name)) {
 			continue
 		}
 		target := k.Target

@@ -14,6 +14,7 @@ func TestMatrixPlanHoldsEveryKindOnce(t *testing.T) {
 	t.Parallel()
 	for _, c := range []fault.MatrixConfig{
 		{Runtime: "local"}, {Runtime: "compose"}, {Runtime: "kind"}, {Runtime: "local", Topology: "ha"},
+		{Runtime: "kind", Topology: "ha"},
 	} {
 		c.APIs, c.Workers, c.Seed = apis, workers, 3
 		rt := c.Runtime + "/" + c.Topology
@@ -23,7 +24,7 @@ func TestMatrixPlanHoldsEveryKindOnce(t *testing.T) {
 		}
 		var got, want []string
 		for _, k := range fault.Kinds {
-			if k.On(c.Runtime) && k.In(c.Topology) {
+			if k.Applies(c.Runtime, c.Topology) {
 				want = append(want, k.Name)
 			}
 		}
@@ -171,5 +172,25 @@ func TestMatrixPlanOfSomeKinds(t *testing.T) {
 	c.Kinds = []string{"stall-redsi"}
 	if _, _, err := fault.MatrixPlan(c); err == nil {
 		t.Error("an unknown kind: no error")
+	}
+}
+
+// TestStallRedisInTheHATopology: the stall of a Redis Cluster primary is
+// applied where the backend finds the primary (kind), and only there.
+func TestStallRedisInTheHATopology(t *testing.T) {
+	k, ok := fault.KindByName("stall-redis")
+	if !ok {
+		t.Fatal("no kind stall-redis")
+	}
+	for _, tc := range []struct {
+		runtime, topology string
+		want              bool
+	}{
+		{"local", "", true}, {"compose", "single", true}, {"kind", "single", true},
+		{"kind", "ha", true}, {"local", "ha", false}, {"compose", "ha", false},
+	} {
+		if got := k.Applies(tc.runtime, tc.topology); got != tc.want {
+			t.Errorf("stall-redis applies on %s/%s = %v, want %v", tc.runtime, tc.topology, got, tc.want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -39,6 +40,31 @@ func (b *Broker) DeleteQueue(ctx context.Context, queue string) (int, error) {
 	return n, ctx.Err()
 }
 
+// PSPFaults carries out the psp's fault kinds (psp-outage, reject-psp)
+// through its admin API; a backend embeds it to be a fault.Outager and a
+// fault.Rejecter on any runtime whose psp admin listener it can reach. A
+// nil PSP refuses both with an error naming the settings it lacks.
+type PSPFaults struct {
+	PSP *PSPAdmin
+}
+
+// PSPOutage takes the psp down for d (PSPAdmin.Outage).
+func (f PSPFaults) PSPOutage(ctx context.Context, d time.Duration) error {
+	if f.PSP == nil {
+		return errors.New("psp outage: no psp admin API configured (PSP_ADMIN_URL, PSP_ADMIN_TOKEN)")
+	}
+	return f.PSP.Outage(ctx, d)
+}
+
+// PSPReject makes the psp reject share of the charges for d
+// (PSPAdmin.Reject).
+func (f PSPFaults) PSPReject(ctx context.Context, share float64, d time.Duration) error {
+	if f.PSP == nil {
+		return errors.New("psp reject: no psp admin API configured (PSP_ADMIN_URL, PSP_ADMIN_TOKEN)")
+	}
+	return f.PSP.Reject(ctx, share, d)
+}
+
 // PSPAdmin drives the psp simulator's admin API (docs/psp.md). It is safe
 // for concurrent use, but outages must not overlap: each puts back the
 // configuration it found.
@@ -54,9 +80,11 @@ type PSPAdmin struct {
 const RejectKnob = "reject_rate"
 
 // Reject sets the psp's RejectKnob to share for d, then puts back the
-// configuration it found, also when ctx ends first.
+// value it found, also when ctx ends first. The psp is also told the
+// window (reject_for_ms), so it ends the rejects by itself should the
+// caller die before it puts the knob back.
 func (p *PSPAdmin) Reject(ctx context.Context, share float64, d time.Duration) error {
-	if err := p.hold(ctx, map[string]any{RejectKnob: share}, d); err != nil {
+	if err := p.hold(ctx, map[string]any{RejectKnob: share, "reject_for_ms": d.Milliseconds()}, d); err != nil {
 		return fmt.Errorf("psp reject: %w", err)
 	}
 	return nil
@@ -72,12 +100,25 @@ func (p *PSPAdmin) Outage(ctx context.Context, d time.Duration) error {
 	return nil
 }
 
-// hold applies patch to the psp's configuration for d, then puts back the
-// configuration it found, also when ctx ends first.
+// hold applies patch to the psp's configuration for d, then puts back
+// the values the patched knobs had, also when ctx ends first. Only those:
+// GET /admin/config also reports read-only state (reject_until) that a
+// PUT refuses.
 func (p *PSPAdmin) hold(ctx context.Context, patch map[string]any, d time.Duration) error {
-	before, err := p.config(ctx, http.MethodGet, nil)
+	found, err := p.config(ctx, http.MethodGet, nil)
 	if err != nil {
 		return err
+	}
+	before := make(map[string]any, len(patch))
+	for k := range patch {
+		if k == "reject_for_ms" { // a window, not a knob: it ends by itself
+			continue
+		}
+		v, ok := found[k]
+		if !ok {
+			return fmt.Errorf("GET /admin/config: no knob %q", k)
+		}
+		before[k] = v
 	}
 	if _, err := p.config(ctx, http.MethodPut, patch); err != nil {
 		return err

@@ -48,18 +48,19 @@ func TestPSPOutageSendsTheAdminToken(t *testing.T) {
 	if err := (&fault.PSPAdmin{URL: psp.URL, Token: "s3cret-admin-token"}).Outage(t.Context(), 10*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	want := []map[string]any{{"fail_before_rate": 1.0}, {"fail_before_rate": 0.0, "idempotency": true}}
+	want := []map[string]any{{"fail_before_rate": 1.0}, {"fail_before_rate": 0.0}}
 	if diff := cmp.Diff(want, puts); diff != "" {
 		t.Errorf("PUT /admin/config bodies (-want +got):\n%s", diff)
 	}
 }
 
 // TestPSPRejectSetsTheKnobAndPutsItBack: a reject fault sets RejectKnob to
-// its share for its duration, then the knobs it found.
+// its share for its duration, then the value it found, and only that: the
+// psp refuses a PUT of its read-only reject_until, as the fake does.
 func TestPSPRejectSetsTheKnobAndPutsItBack(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
-	knobs := map[string]any{fault.RejectKnob: 0.0, "idempotency": true}
+	knobs := map[string]any{fault.RejectKnob: 0.0, "idempotency": true, "reject_until": nil}
 	var puts []map[string]any
 	psp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
@@ -68,6 +69,10 @@ func TestPSPRejectSetsTheKnobAndPutsItBack(t *testing.T) {
 			var patch map[string]any
 			if err := json.NewDecoder(r.Body).Decode(&patch); err != nil {
 				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			if _, ok := patch["reject_until"]; ok {
+				http.Error(w, `{"errors":[{"field":"reject_until","detail":"is not a known field"}]}`, http.StatusBadRequest)
 				return
 			}
 			puts = append(puts, patch)
@@ -81,7 +86,7 @@ func TestPSPRejectSetsTheKnobAndPutsItBack(t *testing.T) {
 	if err := (&fault.PSPAdmin{URL: psp.URL, Token: "t"}).Reject(t.Context(), 0.3, 10*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	want := []map[string]any{{fault.RejectKnob: 0.3}, {fault.RejectKnob: 0.0, "idempotency": true}}
+	want := []map[string]any{{fault.RejectKnob: 0.3, "reject_for_ms": 10.0}, {fault.RejectKnob: 0.0}}
 	if diff := cmp.Diff(want, puts); diff != "" {
 		t.Errorf("PUT /admin/config bodies (-want +got):\n%s", diff)
 	}

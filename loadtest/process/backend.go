@@ -48,12 +48,13 @@ type Config struct {
 // flushes Redis. It also implements fault.Prober. It is safe for concurrent
 // use.
 type Backend struct {
-	cfg Config
+	fault.PSPFaults // psp-outage, reject-psp (Config.PSP)
+	cfg             Config
 }
 
 // New returns a backend for the runtime described by cfg.
 func New(cfg Config) *Backend {
-	return &Backend{cfg: cfg}
+	return &Backend{PSPFaults: fault.PSPFaults{PSP: cfg.PSP}, cfg: cfg}
 }
 
 func (b *Backend) replica(name string) (Replica, string, error) {
@@ -175,23 +176,6 @@ func (b *Backend) DeleteQueue(ctx context.Context, queue string) (int, error) {
 		return 0, fmt.Errorf("delete queue %s: no broker configured (AMQP_URL)", queue)
 	}
 	return b.cfg.Broker.DeleteQueue(ctx, queue)
-}
-
-// PSPOutage takes the psp down for d through its admin API (fault.PSPAdmin).
-func (b *Backend) PSPOutage(ctx context.Context, d time.Duration) error {
-	if b.cfg.PSP == nil {
-		return fmt.Errorf("psp outage: no psp admin API configured (PSP_ADMIN_URL, PSP_ADMIN_TOKEN)")
-	}
-	return b.cfg.PSP.Outage(ctx, d)
-}
-
-// PSPReject makes the psp reject a share of charges for d through its
-// admin API (fault.PSPAdmin.Reject).
-func (b *Backend) PSPReject(ctx context.Context, share float64, d time.Duration) error {
-	if b.cfg.PSP == nil {
-		return fmt.Errorf("psp reject: no psp admin API configured (PSP_ADMIN_URL, PSP_ADMIN_TOKEN)")
-	}
-	return b.cfg.PSP.Reject(ctx, share, d)
 }
 
 // StallService freezes the service's process (redis, postgres or

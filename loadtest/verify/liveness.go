@@ -172,6 +172,19 @@ func goodput(attempts []record.Attempt) []time.Time {
 	return slices.SortedFunc(maps.Values(first), func(a, b time.Time) int { return a.Compare(b) })
 }
 
+// arrivals returns, sorted, when each key was first tried: the new
+// payments the load offered, whatever their answers.
+func arrivals(attempts []record.Attempt) []time.Time {
+	first := map[string]time.Time{}
+	for _, a := range attempts {
+		k, at := mk(a.Merchant, a.Key), a.Time()
+		if t, ok := first[k]; !ok || at.Before(t) {
+			first[k] = at
+		}
+	}
+	return slices.SortedFunc(maps.Values(first), func(a, b time.Time) int { return a.Compare(b) })
+}
+
 // rate is the goodput in [from, to), per second.
 func rate(ts []time.Time, from, to time.Time) float64 {
 	if !to.After(from) {
@@ -235,7 +248,7 @@ func (c *checker) recoveries(faults []Fault) []Recovery {
 	if len(faults) == 0 || len(c.s.Attempts) == 0 {
 		return nil
 	}
-	ts := goodput(c.s.Attempts)
+	ts, offered := goodput(c.s.Attempts), arrivals(c.s.Attempts)
 	loadStart, loadEnd := c.start, c.start
 	for _, a := range c.s.Attempts {
 		loadEnd = maxTime(loadEnd, a.Time())
@@ -255,7 +268,10 @@ func (c *checker) recoveries(faults []Fault) []Recovery {
 			horizon = minTime(horizon, faults[i+1].Time)
 		}
 		from := maxTime(clear, f.Time.Add(-recoveryBaseline))
-		r.Before = rate(ts, from, f.Time)
+		// at most what the load offered: right after a fault the retries
+		// of the payments it refused succeed together, a burst no later
+		// stretch of the same load can match
+		r.Before = min(rate(ts, from, f.Time), rate(offered, from, f.Time))
 		switch {
 		case f.Time.Sub(from) < minBaseline:
 			r.Why = fmt.Sprintf("no clean baseline: %.1fs since the load began or the fault before came back", max(f.Time.Sub(from), 0).Seconds())

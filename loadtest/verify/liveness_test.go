@@ -19,6 +19,9 @@ type load struct {
 	end  time.Duration
 	rate int
 	down [][2]time.Duration // [from, to): nothing answered 2xx
+	// burst: each payment refused in a down stretch is retried once it is
+	// over, all within its first second, and answered 2xx
+	burst bool
 }
 
 func (l load) attempts() []record.Attempt {
@@ -29,6 +32,10 @@ func (l load) attempts() []record.Attempt {
 		for _, d := range l.down {
 			if at >= d[0] && at < d[1] {
 				a.Status, a.Class = 503, record.ClassUnavailable
+				if l.burst {
+					retry := d[1] + time.Duration(i%20)*50*time.Millisecond
+					out = append(out, attempt(retry, 20*time.Millisecond, a.Key, record.ClassOK))
+				}
 			}
 		}
 		out = append(out, a)
@@ -92,6 +99,10 @@ func TestRecovery(t *testing.T) {
 			[]fault.Event{restart(20 * time.Second), faultAt(2, 30*time.Second, "restart-rabbitmq", fault.ActionRestart, 0),
 				faultAt(3, 35*time.Second, "restart-redis", fault.ActionRestart, 0)},
 			nil, []bool{true, false, false}, []time.Duration{2 * time.Second, 0, 0}},
+		{"the retry burst after a fault is no baseline for the next", load{end: 80 * time.Second, rate: 20, burst: true,
+			down: [][2]time.Duration{{20 * time.Second, 25 * time.Second}}},
+			[]fault.Event{restart(20 * time.Second), faultAt(2, 30*time.Second, "migrate-slot", fault.ActionMigrateSlot, 0)},
+			nil, []bool{true, true}, []time.Duration{2500 * time.Millisecond, 0}},
 		{"every fault unmeasurable", load{end: 60 * time.Second, rate: 20, down: [][2]time.Duration{{0, time.Hour}}},
 			[]fault.Event{restart(20 * time.Second)}, []string{verify.KindRecoveryUnmeasured}, []bool{false}, []time.Duration{0}},
 	}

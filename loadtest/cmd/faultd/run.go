@@ -33,26 +33,27 @@ type backend interface {
 // newBackend returns the backend of cfg.Runtime: supervised processes
 // (local), Compose containers (compose) or the Helm release's pods (kind).
 func newBackend(cfg config, rdb redis.UniversalClient) backend {
+	var psp *fault.PSPAdmin
+	if cfg.PSPAdminURL != "" {
+		psp = &fault.PSPAdmin{URL: cfg.PSPAdminURL, Token: cfg.PSPToken}
+	}
 	switch cfg.Runtime {
 	case "compose":
 		return container.NewDocker(container.DockerConfig{
 			Project: cfg.ComposeProject, Replicas: cfg.Replicas, Redis: rdb, Docker: cfg.Docker,
-			HealthTimeout: cfg.RestartTimeout,
+			HealthTimeout: cfg.RestartTimeout, PSP: psp,
 		})
 	case "kind":
 		return container.NewKube(container.KubeConfig{
 			Kubectl: cfg.Kubectl, Context: cfg.KubeContext, Namespace: cfg.KubeNamespace, Release: cfg.KubeRelease,
-			Replicas: cfg.Replicas, Redis: rdb, KillMode: cfg.KubeKill, ReadyTimeout: cfg.RestartTimeout,
+			Replicas: cfg.Replicas, Redis: rdb, KillMode: cfg.KubeKill, ReadyTimeout: cfg.RestartTimeout, PSP: psp,
 		})
 	}
 	pc := process.Config{
-		RunDir: cfg.RunDir, Replicas: cfg.Replicas, Harness: cfg.Harness, HarnessEnv: cfg.HarnessEnv, Redis: rdb,
+		RunDir: cfg.RunDir, Replicas: cfg.Replicas, Harness: cfg.Harness, HarnessEnv: cfg.HarnessEnv, Redis: rdb, PSP: psp,
 	}
 	if cfg.AMQPURL != "" {
 		pc.Broker = &fault.Broker{URL: cfg.AMQPURL}
-	}
-	if cfg.PSPAdminURL != "" {
-		pc.PSP = &fault.PSPAdmin{URL: cfg.PSPAdminURL, Token: cfg.PSPToken}
 	}
 	return process.New(pc)
 }

@@ -1,7 +1,6 @@
 package idemhttp
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -20,7 +19,7 @@ func New(cfg Config) func(http.Handler) http.Handler {
 	if cfg.Boundary == nil {
 		panic("idemhttp: Config.Boundary is required")
 	}
-	m := &middleware{cfg: cfg.withDefaults()}
+	m := &middleware{cfg: cfg.withDefaults(), defaultFingerprint: cfg.Fingerprint == nil}
 	if m.cfg.Retention > 0 {
 		m.retention = strconv.FormatInt(int64(m.cfg.Retention/time.Second), 10)
 	}
@@ -30,8 +29,9 @@ func New(cfg Config) func(http.Handler) http.Handler {
 }
 
 type middleware struct {
-	cfg       Config
-	retention string // Idempotency-Key-Retention, or ""
+	cfg                Config
+	retention          string // Idempotency-Key-Retention, or ""
+	defaultFingerprint bool   // cfg.Fingerprint is Fingerprint
 }
 
 // Request is what the middleware knows of a request under it, for its
@@ -110,31 +110,65 @@ func headerKey(r *http.Request) (string, error) {
 }
 
 // fingerprint runs Config.Fingerprint and gives the handler the body
-// again: what Fingerprint read, then the rest.
+// again: what Fingerprint read, then the rest. With the default
+// Fingerprint, the body is read once, here, and the handler reads it
+// from memory.
 func (m *middleware) fingerprint(r *http.Request) (string, error) {
 	body := r.Body
 	if body == nil || body == http.NoBody {
 		return m.cfg.Fingerprint(r)
 	}
-	var read bytes.Buffer
-	r.Body = readCloser{io.TeeReader(body, &read), body}
+	if m.defaultFingerprint {
+		b, err := readBody(body, r.ContentLength)
+		if err != nil {
+			return "", err
+		}
+		r.Body = &replayBody{read: b, rest: body}
+		return fingerprintOf(r, b)
+	}
+	rb := &replayBody{rest: body, tee: true}
+	if r.ContentLength > 0 {
+		rb.read = make([]byte, 0, presize(r.ContentLength))
+	}
+	r.Body = rb
 	fp, err := m.cfg.Fingerprint(r)
-	r.Body = readCloser{io.MultiReader(&read, body), body}
+	rb.tee = false
+	r.Body = rb
 	return fp, err
 }
 
-type readCloser struct {
-	io.Reader
-	io.Closer
+// replayBody is a request body read twice: while tee is set, reading it
+// reads rest and keeps what it read in read; then it reads read again,
+// then the rest of rest. Close closes rest.
+type replayBody struct {
+	read []byte
+	off  int
+	rest io.ReadCloser
+	tee  bool
 }
+
+func (b *replayBody) Read(p []byte) (int, error) {
+	if b.tee {
+		n, err := b.rest.Read(p)
+		b.read = append(b.read, p[:n]...)
+		return n, err
+	}
+	if b.off < len(b.read) {
+		n := copy(p, b.read[b.off:])
+		b.off += n
+		return n, nil
+	}
+	return b.rest.Read(p)
+}
+
+func (b *replayBody) Close() error { return b.rest.Close() }
 
 // claim begins the stage on a context detached from the client (bounded by
 // the store's own timeout) and answers what Begin found.
 func (m *middleware) claim(w http.ResponseWriter, r *http.Request, next http.Handler, k idem.Key, fp string) {
 	detached := context.WithoutCancel(r.Context())
 	claim, err := m.cfg.Boundary.Begin(detached, k, m.cfg.Stage, fp)
-	var inProgress *idem.InProgressError
-	if errors.As(err, &inProgress) {
+	if errors.Is(err, idem.ErrInProgress) {
 		claim, err = m.wait(r, k, fp, err)
 	}
 	switch {
@@ -151,7 +185,7 @@ func (m *middleware) claim(w http.ResponseWriter, r *http.Request, next http.Han
 		w.Header().Set(HeaderReplayed, "true")
 		send(w, stored)
 	default:
-		m.run(w, r, next, k, claim.Lease)
+		m.run(w, r, detached, next, k, claim.Lease)
 	}
 }
 

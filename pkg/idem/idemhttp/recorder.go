@@ -39,11 +39,18 @@ func (rec *recorder) Write(b []byte) (int, error) {
 // response returns the recorded answer with the stored headers: names, or
 // every header but Set-Cookie and Idempotent-Replayed when names is nil.
 func (rec *recorder) response(names []string) idem.Response {
-	a := idem.Response{Status: rec.status, Header: http.Header{}, Body: rec.body.Bytes()}
+	a := idem.Response{Status: rec.status, Body: rec.body.Bytes()}
 	if a.Status == 0 {
 		a.Status = http.StatusOK
 	}
 	if names == nil {
+		_, cookie := rec.header["Set-Cookie"]
+		_, replayed := rec.header[HeaderReplayed]
+		if !cookie && !replayed { // nothing to leave out: the handler is done with its header
+			a.Header = rec.header
+			return a
+		}
+		a.Header = make(http.Header, len(rec.header))
 		for name, v := range rec.header {
 			if name != "Set-Cookie" && name != HeaderReplayed {
 				a.Header[name] = v
@@ -51,6 +58,7 @@ func (rec *recorder) response(names []string) idem.Response {
 		}
 		return a
 	}
+	a.Header = make(http.Header, len(names))
 	for _, name := range names {
 		if v := rec.header.Values(name); len(v) > 0 {
 			a.Header[http.CanonicalHeaderKey(name)] = v

@@ -20,8 +20,7 @@ import (
 // end); the functions of AfterEnd run between the two. The recorded answer
 // is then sent even when ending failed (ErrLost: a newer owner took over;
 // or the retry time ran out): the client has no better one.
-func (m *middleware) run(w http.ResponseWriter, r *http.Request, next http.Handler, k idem.Key, lease Lease) {
-	detached := context.WithoutCancel(r.Context())
+func (m *middleware) run(w http.ResponseWriter, r *http.Request, detached context.Context, next http.Handler, k idem.Key, lease Lease) {
 	settled := false
 	defer func() {
 		if !settled { // next panicked: give the key back before the panic goes on
@@ -35,20 +34,20 @@ func (m *middleware) run(w http.ResponseWriter, r *http.Request, next http.Handl
 	rec := &recorder{header: http.Header{}}
 	next.ServeHTTP(rec, r.WithContext(ctx))
 	answer := rec.response(m.cfg.StoredHeaders)
-	op, end := ending(lease, answer, rec.held)
-	err := m.end(detached, k, answer.Status, op, end)
+	e := ending(lease, answer, rec.held)
+	err := m.end(detached, k, answer.Status, &e)
 	settled = true
 	for _, f := range rec.afterEnd {
 		f()
 	}
 	if err != nil {
 		m.cfg.Logger.WarnContext(r.Context(), "boundary: answer not recorded in Redis; sending it anyway",
-			"key", k.String(), "status", answer.Status, "op", op, "lost", errors.Is(err, idem.ErrLost), "err", err)
+			"key", k.String(), "status", answer.Status, "op", e.op, "lost", errors.Is(err, idem.ErrLost), "err", err)
 	}
 	if v := rec.header.Get(HeaderReplayed); v != "" { // the handler's backstop answered
 		w.Header().Set(HeaderReplayed, v)
 	}
-	if op == idem.OpRelease {
+	if e.op == idem.OpRelease {
 		// Not stored, never replayed: the client gets every header the
 		// handler set (a 503's Retry-After), not only the stored ones.
 		answer = rec.response(nil)
@@ -56,33 +55,52 @@ func (m *middleware) run(w http.ResponseWriter, r *http.Request, next http.Handl
 	send(w, answer)
 }
 
+// ender is how to end a lease: Complete with result (CompleteAs with
+// fingerprint when as is set) or Release.
+type ender struct {
+	lease       Lease
+	op          idem.Op
+	as          bool
+	fingerprint string
+	result      []byte
+	err         error // the answer could not be encoded: end fails with it
+}
+
 // ending returns how to end lease after answer: Complete with it (2xx,
 // 4xx: replayed from now on) or Release (5xx: the client may retry). When
 // the handler called CompleteAs, the stage is completed with the holder's
 // fingerprint and answer instead.
-func ending(lease Lease, answer idem.Response, held *heldBy) (idem.Op, func(context.Context) error) {
-	if held != nil {
-		return idem.OpComplete, completeWith(held.answer, func(ctx context.Context, result []byte) error {
-			return lease.CompleteAs(ctx, held.fingerprint, result)
-		})
+func ending(lease Lease, answer idem.Response, held *heldBy) ender {
+	e := ender{lease: lease, op: idem.OpComplete}
+	switch {
+	case held != nil:
+		e.as, e.fingerprint = true, held.fingerprint
+		answer = held.answer
+	case answer.Status >= 500:
+		e.op = idem.OpRelease
+		return e
 	}
-	if answer.Status >= 500 {
-		return idem.OpRelease, lease.Release
+	if e.result, e.err = answer.MarshalBinary(); e.err != nil {
+		e.err = fmt.Errorf("store the answer: %w", e.err)
 	}
-	return idem.OpComplete, completeWith(answer, lease.Complete)
+	return e
 }
 
-// completeWith returns an end that stores answer with complete.
-func completeWith(answer idem.Response, complete func(context.Context, []byte) error) func(context.Context) error {
-	result, err := answer.MarshalBinary()
-	if err != nil {
-		return func(context.Context) error { return fmt.Errorf("store the answer: %w", err) }
+// end ends the lease once.
+func (e *ender) end(ctx context.Context) error {
+	switch {
+	case e.err != nil:
+		return e.err
+	case e.op == idem.OpRelease:
+		return e.lease.Release(ctx)
+	case e.as:
+		return e.lease.CompleteAs(ctx, e.fingerprint, e.result)
 	}
-	return func(ctx context.Context) error { return complete(ctx, result) }
+	return e.lease.Complete(ctx, e.result)
 }
 
-// end ends the stage with end (op: Complete or Release) before the answer
-// is sent, and returns end's error. When Redis does not answer
+// end ends the stage as e says (Complete or Release) before the answer
+// is sent, and returns the error of that end. When Redis does not answer
 // (idem.ErrUnavailable: a restart, LOADING, a timeout), it retries end
 // with idem.Retry for up to Config.EndRetry, on ctx (detached from the
 // client).
@@ -94,11 +112,12 @@ func completeWith(answer idem.Response, complete func(context.Context, []byte) e
 // retry takes it over. Ending it first closes that window: either the
 // answer is recorded before the client sees it, or the process dies while
 // the client waits, the client is cut off and retries with the same key.
-func (m *middleware) end(ctx context.Context, k idem.Key, status int, op idem.Op, end func(context.Context) error) error {
-	err := end(ctx)
+func (m *middleware) end(ctx context.Context, k idem.Key, status int, e *ender) error {
+	err := e.end(ctx)
 	if !errors.Is(err, idem.ErrUnavailable) {
 		return err
 	}
+	op, again := e.op, *e // a copy for the retries: only this path allocates it
 	log := m.cfg.Logger.With("key", k.String(), "status", status, "op", op)
 	if m.cfg.EndRetry <= 0 {
 		m.observeEnd(op, EndGaveUp)
@@ -109,7 +128,7 @@ func (m *middleware) end(ctx context.Context, k idem.Key, status int, op idem.Op
 	start := time.Now()
 	rctx, cancel := context.WithTimeout(ctx, m.cfg.EndRetry)
 	defer cancel()
-	err = idem.Retry(rctx, idem.Backoff{Limit: m.cfg.EndRetry}, end)
+	err = idem.Retry(rctx, idem.Backoff{Limit: m.cfg.EndRetry}, again.end)
 	log = log.With("took", time.Since(start).Round(time.Millisecond).String())
 	switch {
 	case err == nil:

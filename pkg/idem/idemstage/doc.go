@@ -35,5 +35,11 @@
 //	*idem.InProgressError        redeliver after RetryAfter
 //	anything else                redeliver (or dead-letter, by the work's own error)
 //
+// Config.OnEndRetry counts how retried ends of a stage went (a metric);
+// Stage.WithLogger gives one message's Do a logger with its attributes.
+// New runs the stage on an *idem.Store; NewOn on another Boundary with
+// the same contract (the payments worker's teaching build plugs its
+// comparison strategies in there).
+//
 // The package imports only the standard library and pkg/idem.
 package idemstage

@@ -26,27 +26,51 @@ type Config struct {
 	// heartbeat keeps the lease: past it the work's context ends with cause
 	// ErrHoldExceeded and the stage is released. Zero: no bound.
 	MaxHold time.Duration
-	// Logger receives a warning when a stage could not be ended. Default:
-	// none.
+	// OnEndRetry, if set, is called once per Do whose Complete or Release
+	// Redis did not answer at first and that was retried for EndRetry,
+	// with the operation and how the retry ended: EndRecovered, EndLost
+	// or EndGaveUp (a metric's labels).
+	OnEndRetry func(op idem.Op, outcome string)
+	// Logger receives a warning when a stage could not be ended at first,
+	// or at all. Default: none. See also Stage.WithLogger.
 	Logger *slog.Logger
 }
+
+// How a retried end of a stage ended (Config.OnEndRetry).
+const (
+	EndRecovered = "recovered" // a retry got through
+	EndLost      = "lost"      // another owner had taken the stage over (nothing written)
+	EndGaveUp    = "gave_up"   // still unavailable when EndRetry ran out, or ctx ended
+)
 
 // Stage runs one stage of an operation at most once per key. It is safe
 // for concurrent use.
 type Stage struct {
-	store *idem.Store
-	cfg   Config
+	boundary Boundary
+	cfg      Config
 }
 
-// New returns a Stage that claims cfg.Stage on store.
-func New(store *idem.Store, cfg Config) *Stage {
+// New returns a Stage that claims cfg.Stage on the store s.
+func New(s *idem.Store, cfg Config) *Stage { return NewOn(store{s}, cfg) }
+
+// NewOn returns a Stage that claims cfg.Stage on b, an implementation of
+// idem.Store's contract other than *idem.Store itself.
+func NewOn(b Boundary, cfg Config) *Stage {
 	if cfg.Stage == "" {
 		panic("idemstage: Config.Stage is required")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Stage{store: store, cfg: cfg}
+	return &Stage{boundary: b, cfg: cfg}
+}
+
+// WithLogger returns a Stage like s that logs to l: a logger that carries
+// the message's attributes, so that the stage's lines name it.
+func (s *Stage) WithLogger(l *slog.Logger) *Stage {
+	c := *s
+	c.cfg.Logger = l
+	return &c
 }
 
 // Attempt is what the work is told about its claim.
@@ -96,7 +120,7 @@ type Done struct {
 // shutdown's grace ran out: the stage should not wait out its lease); its
 // retries stop when ctx ends.
 func (s *Stage) Do(ctx context.Context, k idem.Key, fingerprint string, work Work) (Done, error) {
-	claim, err := s.store.Begin(ctx, k, s.cfg.Stage, fingerprint)
+	claim, err := s.boundary.Begin(ctx, k, s.cfg.Stage, fingerprint)
 	switch {
 	case err != nil:
 		return Done{}, fmt.Errorf("idemstage: begin %s stage %s: %w", k, s.cfg.Stage, err)
@@ -153,12 +177,24 @@ func (s *Stage) hold(work context.Context) (context.Context, context.CancelFunc)
 
 // end runs end (Complete or Release, named op) once, even when ctx has
 // ended; if Redis did not answer, it retries for up to EndRetry while ctx
-// lasts.
+// lasts, and tells OnEndRetry how that ended.
 func (s *Stage) end(ctx context.Context, k idem.Key, op idem.Op, end func(context.Context) error) error {
 	err := end(context.WithoutCancel(ctx))
 	if !errors.Is(err, idem.ErrUnavailable) || s.cfg.EndRetry <= 0 {
 		return err
 	}
 	s.cfg.Logger.Warn("idemstage: boundary unavailable; retrying", "key", k.String(), "stage", s.cfg.Stage, "op", op, "for", s.cfg.EndRetry.String(), "err", err)
-	return idem.Retry(ctx, idem.Backoff{Limit: s.cfg.EndRetry}, end)
+	err = idem.Retry(ctx, idem.Backoff{Limit: s.cfg.EndRetry}, end)
+	outcome := EndGaveUp
+	switch {
+	case err == nil:
+		outcome = EndRecovered
+		s.cfg.Logger.Info("idemstage: boundary answered again", "key", k.String(), "stage", s.cfg.Stage, "op", op)
+	case errors.Is(err, idem.ErrLost):
+		outcome = EndLost
+	}
+	if s.cfg.OnEndRetry != nil {
+		s.cfg.OnEndRetry(op, outcome)
+	}
+	return err
 }

@@ -109,6 +109,7 @@ func serve(ctx context.Context, cfg config.Serve, tr *trace.Tracing, log *slog.L
 		Payments:    pays,
 		Metrics:     m,
 		RateLimits:  httpapi.NewRateLimits(slices.Collect(maps.Keys(cfg.Merchants)), cfg.RateLimit, cfg.RateBurst),
+		MaxInFlight: cfg.MaxInFlight,
 		WorkTimeout: cfg.IdemLease,
 		Retention:   cfg.IdemRetention,
 		EndRetry:    cfg.IdemEndRetry,

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,6 +50,10 @@ type Serve struct {
 	// once; 0 turns the limit off.
 	RateLimit float64
 	RateBurst int
+	// MaxInFlight (API_MAX_INFLIGHT) bounds the requests in flight on the
+	// payment routes of this replica; past it a request is refused at
+	// once with 503 and Retry-After. 0 turns the bound off.
+	MaxInFlight int
 
 	IdemLease     time.Duration // IDEM_LEASE
 	IdemRetention time.Duration // IDEM_RETENTION
@@ -85,6 +90,14 @@ type Serve struct {
 	// own listener at that address, for profiling; off by default.
 	PprofAddr string
 }
+
+// DefaultMaxInFlight is API_MAX_INFLIGHT's default: twice the 32 requests
+// per replica that saturate it on the bench runtime (the capacity run of
+// docs/perf-overload.md: 64 clients over two replicas, about 270
+// payments/s each), so that the bound costs no throughput there, while a
+// replica at that rate answers 64 requests in about 0.24 s, within
+// IDEM_TIMEOUT (500 ms). Faster replicas may need more.
+const DefaultMaxInFlight = 64
 
 // Migrate is the configuration of `api migrate`: only the database.
 type Migrate struct {
@@ -137,6 +150,13 @@ func loadServe(p *envconf.Parser, hostname string) Serve {
 	c.RateLimit = p.Float64("API_RATE_LIMIT", 0)
 	c.RateBurst = p.Positive("API_RATE_BURST", max(1, int(2*c.RateLimit)))
 	p.DescribeDefault("API_RATE_BURST", "2 × API_RATE_LIMIT, at least 1")
+	c.MaxInFlight = envconf.Parse(p, "API_MAX_INFLIGHT", DefaultMaxInFlight, func(v string) (int, error) {
+		n, err := strconv.Atoi(v)
+		if err == nil && n < 0 {
+			err = errors.New("negative")
+		}
+		return n, err
+	}, "a number of requests, 0 (off) or more")
 	if c.RateLimit < 0 || math.IsNaN(c.RateLimit) || math.IsInf(c.RateLimit, 0) {
 		p.Fail("API_RATE_LIMIT", "must be a finite number of requests per second, 0 (off) or more")
 	}
@@ -224,6 +244,7 @@ func (c Serve) LogValue() slog.Value {
 		slog.String("pg_idle_in_transaction_timeout", c.PG.IdleInTransaction.String()),
 		slog.Float64("rate_limit", c.RateLimit),
 		slog.Int("rate_burst", c.RateBurst),
+		slog.Int("max_inflight", c.MaxInFlight),
 		slog.String("idem_lease", c.IdemLease.String()),
 		slog.String("idem_retention", c.IdemRetention.String()),
 		slog.String("idem_timeout", c.IdemTimeout.String()),

@@ -46,6 +46,7 @@ func TestLoadServeDefaults(t *testing.T) {
 		AMQPURL:           "amqp://guest:guest@127.0.0.1:5672/",
 		Merchants:         map[string]string{"merchant_a": keyA, "merchant_b": keyB},
 		RateBurst:         1,
+		MaxInFlight:       config.DefaultMaxInFlight,
 		PG:                pgpool.Timeouts{Statement: 10 * time.Second, Lock: 2 * time.Second, IdleInTransaction: 30 * time.Second},
 		IdemLease:         10 * time.Second,
 		IdemRetention:     24 * time.Hour,
@@ -271,5 +272,28 @@ func TestLoadServePprofAddr(t *testing.T) {
 	_, err = config.LoadServe(env(map[string]string{"API_PPROF_ADDR": "6060"}), "host-1")
 	if err == nil || !strings.Contains(err.Error(), "API_PPROF_ADDR") {
 		t.Errorf("API_PPROF_ADDR=6060: err = %v, want a problem naming API_PPROF_ADDR", err)
+	}
+}
+
+// TestLoadServeMaxInFlight: API_MAX_INFLIGHT is a count of requests, 0
+// (off) or more; anything else is a problem naming it.
+func TestLoadServeMaxInFlight(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		value   string
+		want    int
+		wantErr bool
+	}{
+		{"", config.DefaultMaxInFlight, false},
+		{"0", 0, false},
+		{"200", 200, false},
+		{"-1", config.DefaultMaxInFlight, true},
+		{"many", config.DefaultMaxInFlight, true},
+	}
+	for _, tt := range tests {
+		got, err := config.LoadServe(env(map[string]string{"API_MAX_INFLIGHT": tt.value}), "h")
+		if gotErr := err != nil && strings.Contains(err.Error(), "API_MAX_INFLIGHT"); gotErr != tt.wantErr || got.MaxInFlight != tt.want {
+			t.Errorf("API_MAX_INFLIGHT=%q: got %d, %v; want %d, problem %v", tt.value, got.MaxInFlight, err, tt.want, tt.wantErr)
+		}
 	}
 }

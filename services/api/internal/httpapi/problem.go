@@ -29,6 +29,11 @@ type problem struct {
 	// database: the answer to a request that failed because Postgres
 	// could not be reached (databaseUnavailable).
 	database bool
+	// shed: a request refused for load (overloaded), expected under
+	// overload and counted by metrics; it is not logged as a failure,
+	// which would add a log line per refusal just when the api has the
+	// least time for it.
+	shed bool
 }
 
 // fieldError is one invalid part of the request: a body field (its JSON
@@ -65,6 +70,17 @@ func invalidRequest(errs ...fieldError) *problem {
 // retryAfterFull is the Retry-After of the 503 that answers a new payment
 // while the idempotency store is out of memory (idem.ErrFull).
 const retryAfterFull = 5 * time.Second
+
+// overloaded is the answer to a request shed for load, at the door
+// (admit) or by the boundary's full queue (idem.ErrOverloaded): 503,
+// nothing was done, Retry-After: 1.
+func overloaded() *problem {
+	p := newProblem(http.StatusServiceUnavailable, "unavailable", "Service unavailable",
+		"the service is overloaded; nothing was done, retry later with the same key").
+		with("Retry-After", "1")
+	p.shed = true
+	return p
+}
 
 // problemFor maps an error to the problem that answers it: the one place
 // where errors become status codes.
@@ -104,9 +120,7 @@ func problemFor(err error) *problem {
 	case errors.Is(err, idem.ErrOverloaded): // before ErrUnavailable, which it also matches
 		// The boundary's queue is full: the request was shed unsent, fast,
 		// instead of waiting behind calls that would time out.
-		return newProblem(http.StatusServiceUnavailable, "unavailable", "Service unavailable",
-			"the service is overloaded; nothing was done, retry later with the same key").
-			with("Retry-After", "1")
+		return overloaded()
 	case errors.Is(err, idem.ErrUnavailable):
 		return newProblem(http.StatusServiceUnavailable, "unavailable", "Service unavailable",
 			"the idempotency store is unreachable; nothing was done, retry later with the same key").
@@ -123,15 +137,16 @@ func problemFor(err error) *problem {
 		"the request failed unexpectedly; it is safe to retry with the same Idempotency-Key")
 }
 
-// writeError answers err as application/problem+json; 5xx errors are
-// logged, and answers for an unreachable database counted.
+// writeError answers err as application/problem+json; 5xx errors other
+// than refusals for load are logged, and answers for an unreachable
+// database counted.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	p := *problemFor(err)
 	p.Instance = r.URL.Path
 	if p.database {
 		s.metrics.PostgresUnavailable.Inc()
 	}
-	if p.Status >= 500 {
+	if p.Status >= 500 && !p.shed {
 		s.log.ErrorContext(r.Context(), "request failed", "err", err, "status", p.Status,
 			"request_id", infoFrom(r.Context()).id)
 	}

@@ -15,8 +15,13 @@ func (s *Server) routes() {
 	s.mux.NotFound(s.handle(s.notFound))
 	s.mux.MethodNotAllowed(s.handle(s.methodNotAllowed))
 
+	// Authentication, the merchant's rate limit, then the bound on
+	// requests in flight: an unauthenticated or rate-limited request is
+	// answered (401, 429) without taking a slot, so a flood without a key
+	// cannot fill them; each check is a hash, a map lookup or a counter,
+	// done before any work.
 	s.mux.Route("/v1", func(r chi.Router) {
-		r.Use(s.authenticate, s.limit)
+		r.Use(s.authenticate, s.limit, s.admit)
 		r.With(s.idem).Post("/payments", s.handle(s.createPayment))
 		r.Get("/payments/{id}", s.handle(s.getPayment))
 	})

@@ -43,6 +43,12 @@ type Metrics struct {
 	// PostgresUnavailable counts requests answered 503 because Postgres
 	// could not be reached or did not answer in time.
 	PostgresUnavailable prometheus.Counter
+	// HTTPShed counts requests refused at once with 503 because the
+	// payment routes already had API_MAX_INFLIGHT requests in flight.
+	HTTPShed prometheus.Counter
+	// HTTPInFlight is the number of requests admitted on the payment
+	// routes and not yet answered (0 while API_MAX_INFLIGHT is off).
+	HTTPInFlight prometheus.Gauge
 }
 
 // Label values of OutboxPublished, PaymentsBackstop and IdemLeaseEndRetries.
@@ -110,6 +116,14 @@ func New(reg prometheus.Registerer, instance string) *Metrics {
 			Name: "postgres_unavailable_total",
 			Help: "Requests answered 503 because Postgres could not be reached or did not answer in time (the key is released; the client retries).",
 		}),
+		HTTPShed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "http_requests_shed_total",
+			Help: "Requests refused at once with 503 because API_MAX_INFLIGHT requests were already in flight on the payment routes (nothing done, the key not consumed).",
+		}),
+		HTTPInFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "http_requests_in_flight",
+			Help: "Requests admitted on the payment routes and not yet answered (bounded by API_MAX_INFLIGHT; 0 when it is off).",
+		}),
 	}
 	info := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "api_instance_info", Help: "Always 1; the api_instance label names this process (API_INSTANCE).",
@@ -118,7 +132,7 @@ func New(reg prometheus.Registerer, instance string) *Metrics {
 	info.Set(1)
 	reg.MustRegister(m.HTTPRequests, m.HTTPDuration, m.IdemOutcomes, m.IdemDuration, m.OutboxBacklog,
 		m.OutboxPublishDuration, m.OutboxPublished, m.OutboxFailures, m.OutboxMarkBatch, m.PaymentsCreated, m.PaymentsBackstop, m.IdemLeaseEndRetries,
-		m.PostgresUnavailable, info)
+		m.PostgresUnavailable, m.HTTPShed, m.HTTPInFlight, info)
 
 	// Known label values start at zero, so rates and alerts work from the start.
 	for _, o := range []string{idem.OutcomeAcquired, idem.OutcomeTakeover, idem.OutcomeReplayed,

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/oncepay/oncepay/pkg/idem"
+	"github.com/oncepay/oncepay/pkg/idem/idemstage"
 	"github.com/oncepay/oncepay/pkg/message"
 	"github.com/oncepay/oncepay/pkg/service"
 	"github.com/oncepay/oncepay/pkg/service/dial"
@@ -130,7 +131,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	reconciler := reconcile.New(reconcile.Config{
 		After: cfg.ReconcileAfter, Interval: cfg.ReconcileInterval, Batch: cfg.ReconcileBatch,
 		PSPTimeout: cfg.PSPTimeout, MeasureOnly: details != nil, // a comparison strategy: measure, repair nothing
-	}, reconcile.Deps{Boundary: boundary, Payments: pays, PSP: psp, Charger: handler, Log: log, Metrics: rm})
+	}, reconcile.Deps{
+		Stage:    charge.NewStage(boundary, idemstage.Config{Stage: charge.Stage, Logger: log}),
+		Payments: pays, PSP: psp, Charger: handler, Log: log, Metrics: rm,
+	})
 
 	var consuming atomic.Bool
 	consuming.Store(true)

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/oncepay/oncepay/pkg/idem"
+	"github.com/oncepay/oncepay/pkg/idem/idemstage"
 	"github.com/oncepay/oncepay/services/psp/pspclient"
 
 	"github.com/oncepay/oncepay/services/worker/internal/consumer"
@@ -36,14 +37,14 @@ type Deps struct {
 	PSP        charger
 	PSPTimeout time.Duration // bound on one psp call
 	// EndRetry is how long Complete and Release are retried in-process
-	// (idem.Retry) while Redis does not answer. A charge whose stage still
-	// could not be completed then goes to a delayed retry instead of being
-	// acked. Zero: one attempt.
+	// (idemstage.Config.EndRetry) while Redis does not answer. A charge
+	// whose stage still could not be completed then goes to a delayed
+	// retry instead of being acked. Zero: one attempt.
 	EndRetry time.Duration
 	// MaxHold bounds the work done under one claim of the stage, however
-	// long the heartbeat keeps the lease: past it the work's context ends
-	// with cause ErrHoldExceeded, the stage is released and the delivery
-	// goes to a delayed retry. Zero: no bound.
+	// long the heartbeat keeps the lease (idemstage.Config.MaxHold): past
+	// it the stage is released and the delivery goes to a delayed retry.
+	// Zero: no bound.
 	MaxHold  time.Duration
 	Instance string // this worker, recorded with takeovers
 	Log      *slog.Logger
@@ -52,26 +53,32 @@ type Deps struct {
 
 // Handler charges the payment of one payment.initiated message. It is a
 // consumer.Handler and safe for concurrent use.
-type Handler struct{ Deps }
+type Handler struct {
+	Deps
+	stage *idemstage.Stage
+}
 
-// ErrHoldExceeded is the cause of the work context's end when a delivery
-// held the charge stage for Deps.MaxHold.
-var ErrHoldExceeded = errors.New("charge stage held past the maximum hold")
+// NewHandler returns a Handler that runs the charge stage on d.Boundary
+// through idemstage.
+func NewHandler(d Deps) *Handler {
+	return &Handler{Deps: d, stage: NewStage(d.Boundary, idemstage.Config{
+		Stage: Stage, EndRetry: d.EndRetry, MaxHold: d.MaxHold,
+		OnEndRetry: d.Metrics.LeaseEndRetried, Logger: d.Log,
+	})}
+}
 
-// NewHandler returns a Handler.
-func NewHandler(d Deps) *Handler { return &Handler{Deps: d} }
-
-// verdict is the end of the owned part of the work: complete the stage
-// with result, release it, or (lease lost) leave it alone.
+// verdict is how the charge ended: complete the stage with result, or
+// (result nil) end the delivery with err, releasing the stage unless the
+// lease was lost.
 type verdict struct {
 	outcome string
 	result  []byte // non-nil: Complete with it
-	release bool   // Release the stage
-	err     error  // for the consumer loop
+	err     error  // for the consumer loop; the lease's cause when it was lost
 }
 
-// Handle runs the charge state machine for m (docs/worker.md). It returns a
-// metrics outcome and an error for the consumer loop: nil (ack),
+// Handle runs the charge state machine for m (docs/worker.md): the charge
+// stage of its key through idemstage.Stage.Do, with charge as the work. It
+// returns a metrics outcome and an error for the consumer loop: nil (ack),
 // consumer.Retry (delayed retry) or consumer.Reject (dead-letter).
 func (h *Handler) Handle(ctx context.Context, m consumer.Message) (string, error) {
 	msg, err := Decode(m)
@@ -82,128 +89,82 @@ func (h *Handler) Handle(ctx context.Context, m consumer.Message) (string, error
 	log := h.Log.With("payment_id", msg.PaymentID, "merchant_id", msg.MerchantID,
 		"idempotency_key", msg.IdempotencyKey, "attempt", m.Attempt, "redelivered", m.Redelivered)
 
-	claim, err := h.Boundary.Begin(ctx, msg.Key(), Stage, Fingerprint(msg))
-	if ip, ok := errors.AsType[*idem.InProgressError](err); ok {
+	var v verdict
+	ran := false
+	done, err := h.stage.WithLogger(log).Do(ctx, msg.Key(), Fingerprint(msg), func(ctx context.Context, a idemstage.Attempt) ([]byte, error) {
+		ran = true
+		log = log.With("claim_attempt", a.Number)
+		if a.TakeOver {
+			h.Metrics.TakeOver()
+			log.Warn("took over an expired lease")
+			if err := h.Payments.RecordTakeover(ctx, msg.PaymentID, a.Number, h.Instance); err != nil {
+				log.Error("takeover not recorded", "err", err)
+			}
+		}
+		v = h.charge(ctx, log, msg)
+		if v.result != nil {
+			return v.result, nil
+		}
+		return nil, v.err
+	})
+	if ip, ok := errors.AsType[*idem.InProgressError](err); ok && !ran {
 		log.Info("charge in progress elsewhere; retrying later", "retry_after", ip.RetryAfter.String())
 		return metrics.InProgressRetry, consumer.Retry(err, ip.RetryAfter)
 	}
 	switch {
-	case errors.Is(err, idem.ErrMismatch):
+	case !ran && errors.Is(err, idem.ErrMismatch):
 		log.Error("idempotency key already used for another payment", "err", err)
 		return metrics.DeadLettered, consumer.Reject(err)
-	case err != nil:
+	case !ran && err != nil:
 		// Redis unreachable, or full (idem.ErrFull, also ErrUnavailable:
 		// err says which): the stage cannot be claimed, nothing is charged.
 		log.Warn("boundary unavailable; not charging (fail closed)", "err", err)
 		return metrics.RedisDown, consumer.Retry(err, 0)
-	case claim.Outcome == idem.Completed:
-		log.Info("already charged (boundary)", "result", string(claim.Result))
+	case !ran:
+		log.Info("already charged (boundary)", "result", string(done.Result))
 		return metrics.Duplicate, nil
-	}
-
-	lease := claim.Lease
-	log = log.With("claim_attempt", claim.Attempt)
-	if claim.TakeOver {
-		h.Metrics.TakeOver()
-		log.Warn("took over an expired lease")
-		if err := h.Payments.RecordTakeover(ctx, msg.PaymentID, claim.Attempt, h.Instance); err != nil {
-			log.Error("takeover not recorded", "err", err)
-		}
-	}
-
-	work, stop := lease.Keep(ctx)
-	work, endHold := h.hold(work)
-	v := h.charge(work, log, msg)
-	held := errors.Is(context.Cause(work), ErrHoldExceeded)
-	endHold()
-	stop()
-	switch {
+	case v.result != nil && err != nil:
+		// The database holds the outcome, the boundary does not (Redis did
+		// not answer Complete). Acking would leave the stage PENDING until
+		// the retention ends, since nothing else claims it again. The
+		// delayed retry does: after the lease it takes the stage over,
+		// finds the payment terminal and completes the stage from the row.
+		log.Warn("stage not completed; delayed retry to complete it from the database", "err", err)
+		return v.outcome, consumer.Retry(fmt.Errorf("complete charge stage of %s: %w", msg.PaymentID, err), 0)
 	case v.result != nil:
-		err := h.endLease(ctx, log, idem.OpComplete, func(ctx context.Context) error { return lease.Complete(ctx, v.result) })
-		switch {
-		case errors.Is(err, idem.ErrUnavailable):
-			// The database holds the outcome, the boundary does not. Acking
-			// would leave the stage PENDING until the retention ends, since
-			// nothing else claims it again. The delayed retry does: after
-			// the lease it takes the stage over, finds the payment terminal
-			// and completes the stage from the row.
-			log.Warn("stage not completed; delayed retry to complete it from the database", "err", err)
-			return v.outcome, consumer.Retry(fmt.Errorf("complete charge stage of %s: %w", msg.PaymentID, err), 0)
-		case err != nil:
-			// ErrLost: another owner took the stage over after our lease
-			// ran out; it finds the payment terminal and completes it.
-			log.Warn("stage not completed; its new owner completes it from the database", "err", err)
-		}
-	case lost(work):
-		log.Warn("lease lost; nothing written", "cause", context.Cause(work))
-		return metrics.LostLease, consumer.Retry(fmt.Errorf("charge %s: %w", msg.PaymentID, context.Cause(work)), 0)
-	case held:
-		// The work was cut off (a blocked query, a slow psp) while the
-		// lease was still ours: give the stage back and try again later.
-		log.Warn("charge stage held past the maximum hold; releasing it, retrying later", "max_hold", h.MaxHold.String())
-		if err := h.endLease(ctx, log, idem.OpRelease, lease.Release); err != nil {
-			log.Warn("stage not released; it frees up when the lease ends", "err", err)
-		}
-		return metrics.TransientRetry, consumer.Retry(fmt.Errorf("charge %s: %w", msg.PaymentID, ErrHoldExceeded), 0)
-	case v.release:
-		if err := h.endLease(ctx, log, idem.OpRelease, lease.Release); err != nil {
-			log.Warn("stage not released; it frees up when the lease ends", "err", err)
-		}
-	}
-	return v.outcome, v.err
-}
-
-// hold bounds work by MaxHold, with cause ErrHoldExceeded; call end when the
-// work is done.
-func (h *Handler) hold(work context.Context) (context.Context, context.CancelFunc) {
-	if h.MaxHold <= 0 {
-		return context.WithCancel(work)
-	}
-	return context.WithTimeoutCause(work, h.MaxHold, ErrHoldExceeded)
-}
-
-// endLease runs end (Complete or Release, named op) once; if Redis did not
-// answer, it retries with idem.Retry for up to EndRetry, and counts how
-// that ended. The first call reaches Redis even when ctx has ended (the
-// shutdown grace ran out: the stage should not wait for its lease); the
-// retries stop when ctx ends. The store bounds each call with its timeout.
-func (h *Handler) endLease(ctx context.Context, log *slog.Logger, op idem.Op, end func(context.Context) error) error {
-	err := end(context.WithoutCancel(ctx))
-	if !errors.Is(err, idem.ErrUnavailable) {
-		return err
-	}
-	log.Warn("boundary unavailable; retrying", "op", op, "for", h.EndRetry.String(), "err", err)
-	err = idem.Retry(ctx, idem.Backoff{Limit: h.EndRetry}, end)
-	switch {
-	case err == nil:
-		h.Metrics.LeaseEndRetried(op, metrics.EndRecovered)
-		log.Info("boundary answered again", "op", op)
+		// Completed; or Complete found another owner (it completes the
+		// stage from the database), which idemstage logged.
+		return v.outcome, nil
 	case errors.Is(err, idem.ErrLost):
-		h.Metrics.LeaseEndRetried(op, metrics.EndLost)
-	default:
-		h.Metrics.LeaseEndRetried(op, metrics.EndGaveUp)
+		log.Warn("lease lost; nothing written", "cause", err)
+		return metrics.LostLease, consumer.Retry(fmt.Errorf("charge %s: %w", msg.PaymentID, err), 0)
+	case errors.Is(err, idemstage.ErrHoldExceeded):
+		// The work was cut off (a blocked query, a slow psp) while the
+		// lease was still ours: the stage is released, try again later.
+		log.Warn("charge stage held past the maximum hold; releasing it, retrying later", "max_hold", h.MaxHold.String())
+		return metrics.TransientRetry, consumer.Retry(fmt.Errorf("charge %s: %w", msg.PaymentID, idemstage.ErrHoldExceeded), 0)
 	}
-	return err
+	return v.outcome, v.err // the stage is released
 }
 
-// charge is the part of the work done under the lease: ctx ends, with cause
+// charge is the stage's work, done under the lease: ctx ends, with cause
 // idem.ErrLost, when the lease is lost, and nothing is written after that;
-// it ends with cause ErrHoldExceeded after MaxHold.
+// it ends with cause idemstage.ErrHoldExceeded after MaxHold.
 func (h *Handler) charge(ctx context.Context, log *slog.Logger, msg Initiated) verdict {
 	p, err := h.Payments.Get(ctx, msg.PaymentID)
 	switch {
 	case lost(ctx):
-		return verdict{}
+		return verdict{err: context.Cause(ctx)}
 	case errors.Is(err, payments.ErrNotFound):
 		log.Error("payment does not exist; dead-lettering", "err", err)
-		return verdict{outcome: metrics.DeadLettered, release: true, err: consumer.Reject(err)}
+		return verdict{outcome: metrics.DeadLettered, err: consumer.Reject(err)}
 	case err != nil:
 		log.Warn("database unavailable; retrying later", "err", err)
-		return verdict{outcome: metrics.TransientRetry, release: true, err: consumer.Retry(err, 0)}
+		return verdict{outcome: metrics.TransientRetry, err: consumer.Retry(err, 0)}
 	}
 	if err := agree(p, msg); err != nil {
 		log.Error("message disagrees with the payment row; dead-lettering", "err", err)
-		return verdict{outcome: metrics.DeadLettered, release: true, err: consumer.Reject(err)}
+		return verdict{outcome: metrics.DeadLettered, err: consumer.Reject(err)}
 	}
 	if p.Terminal() {
 		log.Info("already charged (database)", "status", p.Status)
@@ -215,19 +176,19 @@ func (h *Handler) charge(ctx context.Context, log *slog.Logger, msg Initiated) v
 		return v
 	}
 	if lost(ctx) {
-		return verdict{}
+		return verdict{err: context.Cause(ctx)}
 	}
 	won, err := h.Payments.Settle(ctx, p.ID, o)
 	switch {
 	case lost(ctx):
-		return verdict{}
+		return verdict{err: context.Cause(ctx)}
 	case err != nil:
 		log.Warn("payment not settled; retrying later (the psp replays the charge)", "err", err)
-		return verdict{outcome: metrics.TransientRetry, release: true, err: consumer.Retry(err, 0)}
+		return verdict{outcome: metrics.TransientRetry, err: consumer.Retry(err, 0)}
 	case !won:
 		// Someone else settled it first: their outcome stands.
 		if p, err = h.Payments.Get(ctx, p.ID); err != nil || !p.Terminal() {
-			return verdict{outcome: metrics.TransientRetry, release: true, err: consumer.Retry(fmt.Errorf("re-read payment after a lost compare-and-set: %w", err), 0)}
+			return verdict{outcome: metrics.TransientRetry, err: consumer.Retry(fmt.Errorf("re-read payment after a lost compare-and-set: %w", err), 0)}
 		}
 		log.Info("payment settled by another worker", "status", p.Status)
 		return verdict{outcome: metrics.Duplicate, result: resultOf(p.ID, p.Outcome)}
@@ -266,7 +227,7 @@ func (h *Handler) callPSP(ctx context.Context, log *slog.Logger, msg Initiated) 
 	case err == nil:
 		err = fmt.Errorf("psp answered status %q, charge id %q", c.Status, c.ID)
 	case lost(ctx):
-		return payments.Outcome{}, verdict{}, false
+		return payments.Outcome{}, verdict{err: context.Cause(ctx)}, false
 	case errors.Is(err, pspclient.ErrRejected):
 		// The psp refused the request itself (400, 413, 422): it will
 		// never charge it, under this key or by retrying. The payment
@@ -280,7 +241,7 @@ func (h *Handler) callPSP(ctx context.Context, log *slog.Logger, msg Initiated) 
 		log.Error("psp refused the worker's call; retrying later", "err", err)
 	}
 	log.Warn("psp call failed; retrying later with the same key", "err", err)
-	return payments.Outcome{}, verdict{outcome: metrics.TransientRetry, release: true, err: consumer.Retry(err, 0)}, false
+	return payments.Outcome{}, verdict{outcome: metrics.TransientRetry, err: consumer.Retry(err, 0)}, false
 }
 
 // agree checks that the message describes payment p.

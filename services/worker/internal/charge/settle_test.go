@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -92,6 +91,7 @@ func (p *pspDuringOutage) waitBack(t *testing.T) {
 }
 
 type settleFixture struct {
+	logs *lockedBuffer // the handler's log
 	srv  *testenv.RedisServer
 	rdb  *redis.Client
 	reg  *prometheus.Registry
@@ -103,7 +103,7 @@ type settleFixture struct {
 func newSettleFixture(t *testing.T, lease, endRetry, outage time.Duration, pspFails bool) *settleFixture {
 	t.Helper()
 	srv := testenv.StartRedis(t)
-	f := &settleFixture{srv: srv, rdb: srv.Client(), reg: prometheus.NewRegistry(),
+	f := &settleFixture{logs: &lockedBuffer{}, srv: srv, rdb: srv.Client(), reg: prometheus.NewRegistry(),
 		psp: &pspDuringOutage{srv: srv, outage: outage, fail: pspFails}}
 	m, err := metrics.New(f.reg)
 	if err != nil {
@@ -118,9 +118,41 @@ func newSettleFixture(t *testing.T, lease, endRetry, outage time.Duration, pspFa
 	store := idem.New(f.rdb, idem.Config{Lease: lease, Timeout: 200 * time.Millisecond, Observe: m.Boundary})
 	f.h = NewHandler(Deps{
 		Boundary: boundaryOf(store), Payments: f.pays, PSP: f.psp, PSPTimeout: time.Second, EndRetry: endRetry,
-		Instance: "test", Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: m,
+		Instance: "test", Log: slog.New(slog.NewTextHandler(f.logs, nil)), Metrics: m,
 	})
 	return f
+}
+
+// lockedBuffer is a log sink safe for concurrent writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// logged reports whether a line of the handler's log contains every sub.
+func (f *settleFixture) logged(subs ...string) bool {
+	for line := range strings.Lines(f.logs.String()) {
+		found := true
+		for _, s := range subs {
+			found = found && strings.Contains(line, s)
+		}
+		if found {
+			return true
+		}
+	}
+	return false
 }
 
 // stage returns the charge stage's fields in the boundary hash.
@@ -177,6 +209,11 @@ func TestCompleteRetriedThroughRedisRestart(t *testing.T) {
 	}
 	if got := f.endRetries(t, "complete", "recovered"); got != 1 {
 		t.Errorf("idem_lease_end_retries_total{op=complete,result=recovered} = %v, want 1", got)
+	}
+	for _, line := range []string{"boundary unavailable; retrying", "boundary answered again"} {
+		if !f.logged(line, "payment_id=pay_1") {
+			t.Errorf("no log line %q names the payment:\n%s", line, f.logs)
+		}
 	}
 }
 

@@ -7,11 +7,16 @@ import (
 	"log/slog"
 
 	"github.com/oncepay/oncepay/pkg/idem"
+	"github.com/oncepay/oncepay/pkg/idem/idemstage"
 	"github.com/oncepay/oncepay/services/psp/pspclient"
 
 	"github.com/oncepay/oncepay/services/worker/internal/charge"
 	"github.com/oncepay/oncepay/services/worker/internal/payments"
 )
+
+// errNotSettled is the stage's work's error when the payment was not
+// settled: the stage is released.
+var errNotSettled = errors.New("reconcile: payment not settled")
 
 // reconcile works on one pending payment and returns its result (a
 // worker_reconcile_total label).
@@ -23,40 +28,39 @@ func (r *Reconciler) reconcile(ctx context.Context, p payments.Payment) string {
 		log.Error("reconcile: the payment row is not a valid payment", "err", err)
 		return Failed
 	}
-	claim, err := r.Boundary.Begin(ctx, msg.Key(), charge.Stage, charge.Fingerprint(msg))
-	if ip, ok := errors.AsType[*idem.InProgressError](err); ok {
+	var (
+		res     string
+		redrive bool
+		ran     bool
+	)
+	done, err := r.Stage.WithLogger(log).Do(ctx, msg.Key(), charge.Fingerprint(msg), func(ctx context.Context, _ idemstage.Attempt) ([]byte, error) {
+		ran = true
+		var o payments.Outcome
+		res, o, redrive = r.settle(ctx, log, msg, p.ID)
+		if !o.Terminal() {
+			return nil, errNotSettled // release the stage
+		}
+		return charge.StageResult(p.ID, o), nil
+	})
+	if ip, ok := errors.AsType[*idem.InProgressError](err); ok && !ran {
 		log.Debug("reconcile: charge in progress elsewhere; skipped this round", "retry_after", ip.RetryAfter.String())
 		return InProgress
 	}
 	switch {
-	case errors.Is(err, idem.ErrMismatch):
+	case !ran && errors.Is(err, idem.ErrMismatch):
 		log.Error("reconcile: idempotency key already used for another payment", "err", err)
 		return Failed
-	case err != nil:
+	case !ran && err != nil:
 		log.Warn("reconcile: boundary unavailable; round stopped", "err", err)
 		return BoundaryUnavailable
-	case claim.Outcome == idem.Completed:
-		log.Warn("reconcile: the charge stage is completed but the payment is pending", "result", string(claim.Result))
+	case !ran:
+		log.Warn("reconcile: the charge stage is completed but the payment is pending", "result", string(done.Result))
 		return AlreadySettled
-	}
-
-	lease := claim.Lease
-	work, stop := lease.Keep(ctx)
-	res, o, redrive := r.settle(work, log, msg, p.ID)
-	stop()
-	end := context.WithoutCancel(ctx) // end the lease even if ctx ended meanwhile
-	switch {
-	case o.Terminal():
-		if err := lease.Complete(end, charge.StageResult(p.ID, o)); err != nil {
-			log.Warn("reconcile: stage not completed; its next owner completes it from the database", "err", err)
-		}
-	case lost(work):
-		log.Warn("reconcile: lease lost; nothing written", "cause", context.Cause(work))
+	case errors.Is(err, idem.ErrLost):
+		log.Warn("reconcile: lease lost; nothing written", "cause", err)
 		return res
-	default:
-		if err := lease.Release(end); err != nil {
-			log.Warn("reconcile: stage not released; it frees up when the lease ends", "err", err)
-		}
+	case err != nil && !errors.Is(err, errNotSettled):
+		log.Warn("reconcile: stage not completed; its next owner completes it from the database", "err", err)
 	}
 	if !redrive {
 		return res

@@ -29,9 +29,9 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/oncepay/oncepay/pkg/idem/idemstage"
 	"github.com/oncepay/oncepay/services/psp/pspclient"
 
-	"github.com/oncepay/oncepay/services/worker/internal/charge"
 	"github.com/oncepay/oncepay/services/worker/internal/consumer"
 	"github.com/oncepay/oncepay/services/worker/internal/payments"
 )
@@ -66,7 +66,9 @@ type psp interface {
 
 // Deps are what a Reconciler works with.
 type Deps struct {
-	Boundary charge.Boundary
+	// Stage is the charge stage (charge.NewStage), claimed with a
+	// delivery's key and fingerprint.
+	Stage    *idemstage.Stage
 	Payments store
 	PSP      psp
 	// Charger charges a payment the psp has nothing for: the worker's

@@ -1,13 +1,10 @@
 package fiber2
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/idempotency"
 	redisstore "github.com/gofiber/storage/redis/v3"
 	"github.com/oncepay/oncepay/loadtest/conform"
+	"github.com/oncepay/oncepay/loadtest/conform/internal/peerreport"
 )
 
 // The tests run conform against a tiny Fiber v2 app behind the
@@ -23,7 +21,7 @@ import (
 // 255 characters, on in-memory and on Redis storage. They report; they do
 // not fail on the middleware's rows.
 func TestFiberV2Memory(t *testing.T) {
-	report(t, "Fiber v2 idempotency, memory", serve(t, nil))
+	peerreport.Run(t, name(t, "memory"), serve(t, nil))
 }
 
 func TestFiberV2Redis(t *testing.T) {
@@ -31,7 +29,13 @@ func TestFiberV2Redis(t *testing.T) {
 	if u == "" {
 		t.Fatal("REDIS_URL is not set: run under scripts/harness (make conform-peers does)")
 	}
-	report(t, "Fiber v2 idempotency, Redis", serve(t, redisstore.New(redisstore.Config{URL: u})))
+	store := redisstore.New(redisstore.Config{URL: u})
+	t.Cleanup(func() { store.Close() })
+	peerreport.Run(t, name(t, "Redis storage (`gofiber/storage/redis/v3` "+peerreport.ModuleVersion(t, "github.com/gofiber/storage/redis/v3")+")"), serve(t, slowStorage{store, peerreport.RedisLatency}))
+}
+
+func name(t *testing.T, storage string) string {
+	return "Fiber " + peerreport.ModuleVersion(t, "github.com/gofiber/fiber/v2") + " `middleware/idempotency`, " + storage
 }
 
 // serve starts the app on storage (nil: the middleware's memory) and
@@ -69,37 +73,28 @@ func serve(t *testing.T, storage fiber.Storage) conform.Target {
 		URL:    "http://" + ln.Addr().String() + "/things",
 		Header: http.Header{"Content-Type": {"application/json"}},
 		Body:   `{"name":"{{vary}}"}`,
+		Storm:  peerreport.Storm(),
 	}
 }
 
-// report checks tgt, logs the table and, with CONFORM_PEERS_OUT set,
-// writes the peer's line of the docs table there.
-func report(t *testing.T, name string, tgt conform.Target) {
-	t.Helper()
-	rep, err := conform.Check(context.Background(), tgt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	rep.WriteTable(&b)
-	t.Log("\n" + b.String())
-	var pass, fail, na []string
-	for _, row := range rep.Rows {
-		switch row.Result {
-		case conform.Pass:
-			pass = append(pass, row.ID)
-		case conform.Fail:
-			fail = append(fail, fmt.Sprintf("`%s` (%s): %s", row.ID, row.Level, row.Detail))
-		default:
-			na = append(na, row.ID)
-		}
-	}
-	dir := os.Getenv("CONFORM_PEERS_OUT")
-	if dir == "" {
-		return
-	}
-	line := fmt.Sprintf("| %s | %d | %d | %s |\n", name, len(pass), len(fail), strings.Join(fail, "<br>"))
-	if err := os.WriteFile(filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".md"), []byte(line), 0o644); err != nil {
-		t.Fatal(err)
-	}
+// slowStorage delays every read and write by d, as if Redis were across a
+// network (peerreport.RedisLatency).
+type slowStorage struct {
+	fiber.Storage
+	d time.Duration
+}
+
+func (s slowStorage) Get(key string) ([]byte, error) {
+	time.Sleep(s.d)
+	return s.Storage.Get(key)
+}
+
+func (s slowStorage) Set(key string, val []byte, exp time.Duration) error {
+	time.Sleep(s.d)
+	return s.Storage.Set(key, val, exp)
+}
+
+func (s slowStorage) Delete(key string) error {
+	time.Sleep(s.d)
+	return s.Storage.Delete(key)
 }

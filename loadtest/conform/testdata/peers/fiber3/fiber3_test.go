@@ -6,22 +6,43 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gofiber/fiber/v3"
 	"github.com/gofiber/fiber/v3/middleware/idempotency"
+	redisstore "github.com/gofiber/storage/redis/v3"
 	"github.com/oncepay/oncepay/loadtest/conform"
+	"github.com/oncepay/oncepay/loadtest/conform/internal/peerreport"
 )
 
-// TestFiberV3 runs conform against a tiny Fiber v3 app behind the
-// idempotency middleware (in-memory storage), configured for
-// Idempotency-Key and keys up to 255 characters. It reports; it does not
-// fail on the middleware's rows.
+// The tests run conform against a tiny Fiber v3 app behind the
+// idempotency middleware, configured for Idempotency-Key and keys up to
+// 255 characters, on in-memory and on Redis storage. They report; they do
+// not fail on the middleware's rows.
 func TestFiberV3Memory(t *testing.T) {
+	peerreport.Run(t, name(t, "memory"), serve(t, nil))
+}
+
+func TestFiberV3Redis(t *testing.T) {
+	u := os.Getenv("REDIS_URL")
+	if u == "" {
+		t.Fatal("REDIS_URL is not set: run under scripts/harness (make conform-peers does)")
+	}
+	store := redisstore.New(redisstore.Config{URL: u})
+	t.Cleanup(func() { store.Close() })
+	peerreport.Run(t, name(t, "Redis storage (`gofiber/storage/redis/v3` "+peerreport.ModuleVersion(t, "github.com/gofiber/storage/redis/v3")+")"), serve(t, slowStorage{store, peerreport.RedisLatency}))
+}
+
+func name(t *testing.T, storage string) string {
+	return "Fiber " + peerreport.ModuleVersion(t, "github.com/gofiber/fiber/v3") + " `middleware/idempotency`, " + storage
+}
+
+// serve starts the app on storage (nil: the middleware's memory) and
+// returns its target.
+func serve(t *testing.T, storage fiber.Storage) conform.Target {
+	t.Helper()
 	app := fiber.New()
 	app.Use(idempotency.New(idempotency.Config{
 		KeyHeader: "Idempotency-Key",
@@ -33,6 +54,7 @@ func TestFiberV3Memory(t *testing.T) {
 		},
 		KeepResponseHeaders: []string{"Content-Type", "Location"},
 		Lifetime:            time.Hour,
+		Storage:             storage,
 	}))
 	var n atomic.Int64
 	app.Post("/things", func(c fiber.Ctx) error {
@@ -48,41 +70,47 @@ func TestFiberV3Memory(t *testing.T) {
 	}
 	go app.Listener(ln, fiber.ListenConfig{DisableStartupMessage: true})
 	t.Cleanup(func() { app.ShutdownWithTimeout(time.Second) }) // conform's idle keep-alive connections would hold Shutdown
-	report(t, "Fiber v3 idempotency, memory", conform.Target{
+	return conform.Target{
 		URL:    "http://" + ln.Addr().String() + "/things",
 		Header: http.Header{"Content-Type": {"application/json"}},
 		Body:   `{"name":"{{vary}}"}`,
-	})
+		Storm:  peerreport.Storm(),
+	}
 }
 
-// report checks tgt, logs the table and, with CONFORM_PEERS_OUT set,
-// writes the peer's line of the docs table there.
-func report(t *testing.T, name string, tgt conform.Target) {
-	t.Helper()
-	rep, err := conform.Check(context.Background(), tgt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	rep.WriteTable(&b)
-	t.Log("\n" + b.String())
-	var pass, fail, na []string
-	for _, row := range rep.Rows {
-		switch row.Result {
-		case conform.Pass:
-			pass = append(pass, row.ID)
-		case conform.Fail:
-			fail = append(fail, fmt.Sprintf("`%s` (%s): %s", row.ID, row.Level, row.Detail))
-		default:
-			na = append(na, row.ID)
-		}
-	}
-	dir := os.Getenv("CONFORM_PEERS_OUT")
-	if dir == "" {
-		return
-	}
-	line := fmt.Sprintf("| %s | %d | %d | %s |\n", name, len(pass), len(fail), strings.Join(fail, "<br>"))
-	if err := os.WriteFile(filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".md"), []byte(line), 0o644); err != nil {
-		t.Fatal(err)
-	}
+// slowStorage delays every read and write by d, as if Redis were across a
+// network (peerreport.RedisLatency).
+type slowStorage struct {
+	fiber.Storage
+	d time.Duration
+}
+
+func (s slowStorage) Get(key string) ([]byte, error) {
+	time.Sleep(s.d)
+	return s.Storage.Get(key)
+}
+
+func (s slowStorage) Set(key string, val []byte, exp time.Duration) error {
+	time.Sleep(s.d)
+	return s.Storage.Set(key, val, exp)
+}
+
+func (s slowStorage) Delete(key string) error {
+	time.Sleep(s.d)
+	return s.Storage.Delete(key)
+}
+
+func (s slowStorage) GetWithContext(ctx context.Context, key string) ([]byte, error) {
+	time.Sleep(s.d)
+	return s.Storage.GetWithContext(ctx, key)
+}
+
+func (s slowStorage) SetWithContext(ctx context.Context, key string, val []byte, exp time.Duration) error {
+	time.Sleep(s.d)
+	return s.Storage.SetWithContext(ctx, key, val, exp)
+}
+
+func (s slowStorage) DeleteWithContext(ctx context.Context, key string) error {
+	time.Sleep(s.d)
+	return s.Storage.DeleteWithContext(ctx, key)
 }
