@@ -95,8 +95,10 @@ type Failoverer interface {
 type PostgresFailoverer interface {
 	// FailoverPostgres SIGKILLs the leader's Patroni and Postgres, waits
 	// for a new primary (Cost.PromotedMS) that takes writes
-	// (Cost.RefusedMS), then starts the node again as a replica.
-	FailoverPostgres(ctx context.Context) (Cost, error)
+	// (Cost.RefusedMS), then starts the node again as a replica. A
+	// positive lag first drops the leader's replication stream for lag
+	// under load, so that its replicas are behind at the kill.
+	FailoverPostgres(ctx context.Context, lag time.Duration) (Cost, error)
 	// SwitchoverPostgres hands the primary over to the synchronous
 	// standby (planned) and waits until the old one is a replica.
 	SwitchoverPostgres(ctx context.Context) (Cost, error)

@@ -380,7 +380,7 @@ func (d *Driver) action(s Step, e *Event) (func(context.Context) (int, error), e
 			}
 			return none(rj.PSPReject(ctx, share, forD))
 		}, nil
-	case ActionFailover, ActionMigrateSlot, ActionKillLeader, ActionPartitionNode, ActionSwitchover:
+	case ActionFailover, ActionFailoverLagged, ActionMigrateSlot, ActionKillLeader, ActionPartitionNode, ActionSwitchover:
 		var run func(ctx context.Context) (Cost, error)
 		if s.Target == "postgres" {
 			pf, ok := d.backend.(PostgresFailoverer)
@@ -437,15 +437,28 @@ func (d *Driver) failover(ctx context.Context, f Failoverer, s Step, forD time.D
 }
 
 // failoverPostgres carries out a failover action on Postgres under
-// Patroni: failover, switchover, or partition-node of the leader for forD
-// (the kind's For when the step has none).
+// Patroni: failover, failover-lagged (the leader's replication held for
+// the step's delay, the kind's when it has none, first), switchover, or
+// partition-node of the leader for forD (the kind's For when the step has
+// none).
 func (d *Driver) failoverPostgres(ctx context.Context, f PostgresFailoverer, s Step, forD time.Duration) (Cost, error) {
-	if k, ok := KindByName(s.Kind); ok && forD <= 0 {
-		forD = k.For
+	lag := time.Duration(s.DelayMS) * time.Millisecond
+	if k, ok := KindByName(s.Kind); ok {
+		if forD <= 0 {
+			forD = k.For
+		}
+		if lag <= 0 {
+			lag = k.Delay
+		}
 	}
 	switch s.Action {
 	case ActionFailover:
-		return f.FailoverPostgres(ctx)
+		return f.FailoverPostgres(ctx, 0)
+	case ActionFailoverLagged:
+		if lag <= 0 {
+			return Cost{}, fmt.Errorf("failover-lagged postgres: want a positive delay, got %s", lag)
+		}
+		return f.FailoverPostgres(ctx, lag)
 	case ActionSwitchover:
 		return f.SwitchoverPostgres(ctx)
 	case ActionPartitionNode:
@@ -454,7 +467,7 @@ func (d *Driver) failoverPostgres(ctx context.Context, f PostgresFailoverer, s S
 		}
 		return f.PartitionPostgres(ctx, forD)
 	}
-	return Cost{}, fmt.Errorf("%s postgres: only failover, switchover and partition-node", s.Action)
+	return Cost{}, fmt.Errorf("%s postgres: only failover, failover-lagged, switchover and partition-node", s.Action)
 }
 
 // aim returns the replicas whose work in flight the fault of s waits for:

@@ -70,6 +70,10 @@ const (
 	// ActionSwitchover hands the Postgres primary over to the synchronous
 	// standby, planned (Patroni's switchover).
 	ActionSwitchover Action = "switchover"
+	// ActionFailoverLagged drops the Postgres leader's replication stream
+	// for the step's delay under load, then fails it over as
+	// ActionFailover: its replicas are behind at the kill.
+	ActionFailoverLagged Action = "failover-lagged"
 )
 
 // Network reports whether a is a network action.
@@ -78,9 +82,11 @@ func (a Action) Network() bool {
 }
 
 // Failover reports whether a is a failover of an HA cluster's node:
-// failover, migrate-slot, kill-leader or partition-node.
+// failover (lagged or not), migrate-slot, kill-leader, partition-node or
+// switchover.
 func (a Action) Failover() bool {
-	return a == ActionFailover || a == ActionMigrateSlot || a == ActionKillLeader || a == ActionPartitionNode || a == ActionSwitchover
+	return a == ActionFailover || a == ActionFailoverLagged || a == ActionMigrateSlot || a == ActionKillLeader ||
+		a == ActionPartitionNode || a == ActionSwitchover
 }
 
 // Step is one planned fault: do Action to Target At after the start.

@@ -135,8 +135,12 @@ func (b *Backend) PartitionQueueLeader(ctx context.Context, queue string, d time
 }
 
 // FailoverPostgres runs `harness failover-postgres` (scripts/patroni
-// failover: SIGKILL of the leader's Patroni and Postgres).
-func (b *Backend) FailoverPostgres(ctx context.Context) (fault.Cost, error) {
+// failover: SIGKILL of the leader's Patroni and Postgres), with --lag MS
+// when lag is positive (the leader's replication stream dropped first).
+func (b *Backend) FailoverPostgres(ctx context.Context, lag time.Duration) (fault.Cost, error) {
+	if lag > 0 {
+		return b.failover(ctx, "failover-postgres", "--lag", strconv.FormatInt(lag.Milliseconds(), 10))
+	}
 	return b.failover(ctx, "failover-postgres")
 }
 

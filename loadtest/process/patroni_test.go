@@ -253,7 +253,7 @@ func TestPatroniFaults(t *testing.T) {
 		old := c.member(t, "leader")
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		cost, err := b.FailoverPostgres(ctx)
+		cost, err := b.FailoverPostgres(ctx, 0)
 		if err != nil {
 			t.Fatalf("failover: %v", err)
 		}
