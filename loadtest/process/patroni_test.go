@@ -407,6 +407,25 @@ func TestHarnessDownStopsPatroni(t *testing.T) {
 	}
 }
 
+// TestPatroniRefusesAnotherFirstConfig: Patroni keeps the configuration
+// it bootstrapped with in etcd, so an up that asks for asynchronous
+// replication on a synchronous cluster's state would run synchronous
+// while saying otherwise; scripts/patroni up must refuse it instead.
+func TestPatroniRefusesAnotherFirstConfig(t *testing.T) {
+	c := startPatroni(t, "PATRONI_SYNCHRONOUS_MODE=true")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if out, err := c.run(ctx, "down"); err != nil {
+		t.Fatalf("scripts/patroni down: %v\n%s", err, out)
+	}
+	async := *c
+	async.env = append(append([]string(nil), c.env...), "PATRONI_SYNCHRONOUS_MODE=false")
+	out, err := async.run(ctx, "up")
+	if err == nil || !strings.Contains(out, "down --purge") {
+		t.Errorf("up with PATRONI_SYNCHRONOUS_MODE=false on a synchronous cluster's state: err %v, want a refusal that says down --purge\n%s", err, out)
+	}
+}
+
 // writeDirect commits one write on the Postgres at port itself (no other
 // host, no read-write filter), within 3 s. synchronous_commit=local: it
 // commits if and only if that Postgres is a primary, whether or not its
