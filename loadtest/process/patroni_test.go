@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -423,6 +424,43 @@ func TestPatroniRefusesAnotherFirstConfig(t *testing.T) {
 	out, err := async.run(ctx, "up")
 	if err == nil || !strings.Contains(out, "down --purge") {
 		t.Errorf("up with PATRONI_SYNCHRONOUS_MODE=false on a synchronous cluster's state: err %v, want a refusal that says down --purge\n%s", err, out)
+	}
+}
+
+// TestPatroniDaemonsHoldNoCallerLock: the processes scripts/patroni up
+// starts keep none of its caller's descriptors. scripts/harness runs up
+// while it holds its lock; daemons that inherited that descriptor held
+// the lock as long as they ran, and the next harness command waited five
+// minutes and failed.
+func TestPatroniDaemonsHoldNoCallerLock(t *testing.T) {
+	c := startPatroni(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if out, err := c.run(ctx, "down"); err != nil {
+		t.Fatalf("scripts/patroni down: %v\n%s", err, out)
+	}
+	path := filepath.Join(c.dir, "caller.lock")
+	held, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(held.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, c.script, "up") // #nosec G204 -- the repository's own script
+	cmd.Env = c.env
+	cmd.ExtraFiles = []*os.File{held} // fd 3 in up, as the harness's lock is fd 9 in it
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("scripts/patroni up: %v\n%s", err, out)
+	}
+	_ = held.Close()
+	again, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if err := syscall.Flock(int(again.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Errorf("the caller's lock is still held after up returned and the caller closed it (a daemon inherited it): %v", err)
 	}
 }
 
