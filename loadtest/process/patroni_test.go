@@ -101,7 +101,25 @@ func (c *patroniCluster) member(t *testing.T, what string) string {
 		t.Fatalf("scripts/patroni %s: %v\n%s", what, err, out)
 	}
 	lines := strings.Fields(out)
+	if len(lines) == 0 {
+		t.Fatalf("scripts/patroni %s printed nothing", what)
+	}
 	return lines[len(lines)-1]
+}
+
+// ready waits (up to two minutes) until the cluster is whole, as a fault
+// needs it: one leader, every other node streaming from it and done
+// replaying the leader's WAL up to now, and in synchronous mode a
+// synchronous standby (scripts/patroni ready). A fault injected before
+// that measures the previous fault's recovery, not its own.
+func (c *patroniCluster) ready(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if out, err := c.run(ctx, "ready", "120"); err != nil {
+		status, _ := c.run(context.Background(), "status")
+		t.Fatalf("the cluster is not whole before the fault: scripts/patroni ready 120: %v\n%s\n%s", err, out, status)
+	}
 }
 
 // port is the Postgres port of node pg-N.
@@ -151,6 +169,11 @@ func startWriter(t *testing.T, c *patroniCluster, table string) *writer {
 	w := &writer{pool: pool, table: table}
 	wctx, stop := context.WithCancel(ctx)
 	w.stop = stop
+	// a test that fails before lost stops its writers too (before the pool closes)
+	t.Cleanup(func() {
+		stop()
+		w.done.Wait()
+	})
 	for g := range 4 {
 		w.done.Add(1)
 		go func() {
@@ -240,7 +263,8 @@ func (w *writer) checkNoneLost(t *testing.T) {
 // TestPatroniFaults applies each Postgres fault kind of the ha topology to
 // a real Patroni cluster under a load of inserts, through the local
 // backend (scripts/harness, scripts/patroni), and checks what each must
-// guarantee. One cluster serves the three, in turn.
+// guarantee. One cluster serves the three, in turn; each starts once the
+// previous one's cluster is whole again (ready).
 func TestPatroniFaults(t *testing.T) {
 	c := startPatroni(t)
 	b := c.backend()
@@ -251,6 +275,7 @@ func TestPatroniFaults(t *testing.T) {
 	t.Run("failover-postgres", func(t *testing.T) {
 		w := startWriter(t, c, "acked_failover")
 		w.waitAcked(t, 200)
+		c.ready(t)
 		old := c.member(t, "leader")
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
@@ -273,6 +298,7 @@ func TestPatroniFaults(t *testing.T) {
 	t.Run("switchover-postgres", func(t *testing.T) {
 		w := startWriter(t, c, "acked_switchover")
 		w.waitAcked(t, 200)
+		c.ready(t)
 		old, sync := c.member(t, "leader"), c.member(t, "sync")
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
@@ -298,6 +324,7 @@ func TestPatroniFaults(t *testing.T) {
 	t.Run("partition-postgres", func(t *testing.T) {
 		w := startWriter(t, c, "acked_partition")
 		w.waitAcked(t, 200)
+		c.ready(t)
 		old := c.member(t, "leader")
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
@@ -350,6 +377,9 @@ func TestPatroniFailoverLoss(t *testing.T) {
 			c := startPatroni(t, tc.env...)
 			w := startWriter(t, c, "acked_lag")
 			w.waitAcked(t, 200)
+			// the replicas hold the role, the table and the rows so far: what
+			// the promoted one lacks is what the held seconds took
+			c.ready(t)
 			old := c.member(t, "leader")
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
