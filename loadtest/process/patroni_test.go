@@ -59,6 +59,8 @@ func startPatroni(t *testing.T, env ...string) *patroniCluster {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// runs after down --purge; left behind when env sets another PATRONI_DIR
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	// as root, Patroni runs as the postgres user, which must reach the directory
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
