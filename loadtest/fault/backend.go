@@ -90,6 +90,24 @@ type Failoverer interface {
 	PartitionQueueLeader(ctx context.Context, queue string, d time.Duration) (Cost, error)
 }
 
+// PostgresFailoverer is a Backend of the HA topology whose Postgres runs
+// under Patroni. Each fault returns what it did and what it cost.
+type PostgresFailoverer interface {
+	// FailoverPostgres SIGKILLs the leader's Patroni and Postgres, waits
+	// for a new primary (Cost.PromotedMS) that takes writes
+	// (Cost.RefusedMS), then starts the node again as a replica. A
+	// positive lag first drops the leader's replication stream for lag
+	// under load, so that its replicas are behind at the kill.
+	FailoverPostgres(ctx context.Context, lag time.Duration) (Cost, error)
+	// SwitchoverPostgres hands the primary over to the synchronous
+	// standby (planned) and waits until the old one is a replica.
+	SwitchoverPostgres(ctx context.Context) (Cost, error)
+	// PartitionPostgres cuts the leader from the store and the other
+	// nodes for d while its Postgres keeps serving (Cost.DemotedMS: until
+	// it stopped being a primary), heals, and waits until it is a replica.
+	PartitionPostgres(ctx context.Context, d time.Duration) (Cost, error)
+}
+
 // Cost is what a failover fault did and cost, as the backend measured it.
 type Cost struct {
 	Node string `json:"node"`           // the node it hit: redis-2, rabbitmq-3
@@ -100,8 +118,13 @@ type Cost struct {
 	// RefusedMS is how long writes were refused: Redis, until a write to
 	// the slot succeeded again; RabbitMQ, until another node led the queue
 	// (seen every 2 s). -1: not measured or never.
-	RefusedMS int64  `json:"refused_ms"`
-	Detail    string `json:"detail,omitempty"`
+	RefusedMS int64 `json:"refused_ms"`
+	// PromotedMS (Postgres): until another node was leader and out of
+	// recovery; DemotedMS (a partition): until the cut-off leader was no
+	// primary any more. -1: never.
+	PromotedMS int64  `json:"promoted_ms,omitempty"`
+	DemotedMS  int64  `json:"demoted_ms,omitempty"`
+	Detail     string `json:"detail,omitempty"`
 }
 
 // Prober tells whether a replica has work in flight right now: n units of

@@ -73,7 +73,7 @@ func NewDriver(backend Backend, prober Prober, events *EventLog, log *slog.Logge
 	}
 	return &Driver{backend: backend, prober: prober, events: events, log: log, cfg: cfg, now: time.Now,
 		held: map[int]func() error{}, stopped: make(chan struct{}),
-		clusters: map[string]chan struct{}{"redis": make(chan struct{}, 1), "rabbitmq": make(chan struct{}, 1)}}
+		clusters: map[string]chan struct{}{"redis": make(chan struct{}, 1), "rabbitmq": make(chan struct{}, 1), "postgres": make(chan struct{}, 1)}}
 }
 
 // Close ends every network fault in force: it runs their undos now and
@@ -380,13 +380,23 @@ func (d *Driver) action(s Step, e *Event) (func(context.Context) (int, error), e
 			}
 			return none(rj.PSPReject(ctx, share, forD))
 		}, nil
-	case ActionFailover, ActionMigrateSlot, ActionKillLeader, ActionPartitionNode:
-		f, ok := d.backend.(Failoverer)
-		if !ok {
-			return nil, unsupported("Failoverer")
+	case ActionFailover, ActionFailoverLagged, ActionMigrateSlot, ActionKillLeader, ActionPartitionNode, ActionSwitchover:
+		var run func(ctx context.Context) (Cost, error)
+		if s.Target == "postgres" {
+			pf, ok := d.backend.(PostgresFailoverer)
+			if !ok {
+				return nil, unsupported("PostgresFailoverer")
+			}
+			run = func(ctx context.Context) (Cost, error) { return d.failoverPostgres(ctx, pf, s, forD) }
+		} else {
+			f, ok := d.backend.(Failoverer)
+			if !ok {
+				return nil, unsupported("Failoverer")
+			}
+			run = func(ctx context.Context) (Cost, error) { return d.failover(ctx, f, s, forD) }
 		}
 		return func(ctx context.Context) (int, error) {
-			c, err := d.failover(ctx, f, s, forD)
+			c, err := run(ctx)
 			if c != (Cost{}) {
 				e.Cost = &c
 			}
@@ -424,6 +434,40 @@ func (d *Driver) failover(ctx context.Context, f Failoverer, s Step, forD time.D
 	default:
 		return f.PartitionQueueLeader(ctx, ChargeQueue, forD)
 	}
+}
+
+// failoverPostgres carries out a failover action on Postgres under
+// Patroni: failover, failover-lagged (the leader's replication held for
+// the step's delay, the kind's when it has none, first), switchover, or
+// partition-node of the leader for forD (the kind's For when the step has
+// none).
+func (d *Driver) failoverPostgres(ctx context.Context, f PostgresFailoverer, s Step, forD time.Duration) (Cost, error) {
+	lag := time.Duration(s.DelayMS) * time.Millisecond
+	if k, ok := KindByName(s.Kind); ok {
+		if forD <= 0 {
+			forD = k.For
+		}
+		if lag <= 0 {
+			lag = k.Delay
+		}
+	}
+	switch s.Action {
+	case ActionFailover:
+		return f.FailoverPostgres(ctx, 0)
+	case ActionFailoverLagged:
+		if lag <= 0 {
+			return Cost{}, fmt.Errorf("failover-lagged postgres: want a positive delay, got %s", lag)
+		}
+		return f.FailoverPostgres(ctx, lag)
+	case ActionSwitchover:
+		return f.SwitchoverPostgres(ctx)
+	case ActionPartitionNode:
+		if forD <= 0 {
+			return Cost{}, fmt.Errorf("partition-node postgres: want a positive duration, got %s", forD)
+		}
+		return f.PartitionPostgres(ctx, forD)
+	}
+	return Cost{}, fmt.Errorf("%s postgres: only failover, failover-lagged, switchover and partition-node", s.Action)
 }
 
 // aim returns the replicas whose work in flight the fault of s waits for:

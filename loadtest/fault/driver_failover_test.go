@@ -31,6 +31,16 @@ func (b failoverBackend) PartitionQueueLeader(_ context.Context, q string, d tim
 	return b.cost, b.record(fmt.Sprintf("partition %s %s", q, d))
 }
 
+func (b failoverBackend) FailoverPostgres(_ context.Context, lag time.Duration) (fault.Cost, error) {
+	return b.cost, b.record(fmt.Sprintf("failover postgres lag %s", lag))
+}
+func (b failoverBackend) SwitchoverPostgres(context.Context) (fault.Cost, error) {
+	return b.cost, b.record("switchover postgres")
+}
+func (b failoverBackend) PartitionPostgres(_ context.Context, d time.Duration) (fault.Cost, error) {
+	return b.cost, b.record(fmt.Sprintf("partition postgres %s", d))
+}
+
 func TestFailoverKindsRecordTheirCost(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -41,6 +51,10 @@ func TestFailoverKindsRecordTheirCost(t *testing.T) {
 		{"migrate-slot", "migrate-slot"},
 		{"kill-rabbitmq-leader", "kill-leader payments.charge 15s"},
 		{"partition-rabbitmq", "partition payments.charge 20s"},
+		{"failover-postgres", "failover postgres lag 0s"},
+		{"failover-postgres-lagged", "failover postgres lag 2s"},
+		{"switchover-postgres", "switchover postgres"},
+		{"partition-postgres", "partition postgres 25s"},
 	}
 	for _, tt := range tests {
 		k, ok := fault.KindByName(tt.kind)

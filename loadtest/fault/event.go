@@ -133,6 +133,12 @@ func (e Event) String() string {
 		if c.RefusedMS >= 0 {
 			fmt.Fprintf(&b, ", writes refused %dms", c.RefusedMS)
 		}
+		if c.PromotedMS != 0 {
+			fmt.Fprintf(&b, ", new primary %dms", c.PromotedMS)
+		}
+		if c.DemotedMS != 0 {
+			fmt.Fprintf(&b, ", demoted %dms", c.DemotedMS)
+		}
 		if c.Detail != "" {
 			fmt.Fprintf(&b, ", %s", c.Detail)
 		}

@@ -67,6 +67,13 @@ const (
 	// ActionPartitionNode cuts the node that leads the charge queue off
 	// from the other nodes for the step's duration.
 	ActionPartitionNode Action = "partition-node"
+	// ActionSwitchover hands the Postgres primary over to the synchronous
+	// standby, planned (Patroni's switchover).
+	ActionSwitchover Action = "switchover"
+	// ActionFailoverLagged drops the Postgres leader's replication stream
+	// for the step's delay under load, then fails it over as
+	// ActionFailover: its replicas are behind at the kill.
+	ActionFailoverLagged Action = "failover-lagged"
 )
 
 // Network reports whether a is a network action.
@@ -75,9 +82,11 @@ func (a Action) Network() bool {
 }
 
 // Failover reports whether a is a failover of an HA cluster's node:
-// failover, migrate-slot, kill-leader or partition-node.
+// failover (lagged or not), migrate-slot, kill-leader, partition-node or
+// switchover.
 func (a Action) Failover() bool {
-	return a == ActionFailover || a == ActionMigrateSlot || a == ActionKillLeader || a == ActionPartitionNode
+	return a == ActionFailover || a == ActionFailoverLagged || a == ActionMigrateSlot || a == ActionKillLeader ||
+		a == ActionPartitionNode || a == ActionSwitchover
 }
 
 // Step is one planned fault: do Action to Target At after the start.
@@ -147,9 +156,11 @@ type timedKind struct {
 }
 
 // longRunFaults are added to runs of longRun or more, if the runtime can
-// apply them: a Postgres crash and a worker frozen past its lease.
+// apply them in their topology: a Postgres crash (ha: its leader's host
+// gone, the synchronous standby promoted) and a worker frozen past its lease.
 var longRunFaults = []timedKind{
 	{0.35, "kill-postgres"},
+	{0.35, "failover-postgres"},
 	{0.60, "pause-worker"},
 }
 
@@ -208,7 +219,7 @@ func Plan(c PlanConfig) ([]Step, error) {
 		runtime := cmp.Or(c.Runtime, "local")
 		for _, f := range longRunFaults {
 			k, _ := KindByName(f.kind)
-			if !k.On(runtime) {
+			if !k.On(runtime) || !k.In(c.Topology) {
 				continue
 			}
 			target := k.Target

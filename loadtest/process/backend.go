@@ -136,6 +136,28 @@ func (b *Backend) PartitionQueueLeader(ctx context.Context, queue string, d time
 	return b.failover(ctx, "partition-for", queue, strconv.Itoa(int(d.Seconds())))
 }
 
+// FailoverPostgres runs `harness failover-postgres` (scripts/patroni
+// failover: SIGKILL of the leader's Patroni and Postgres), with --lag MS
+// when lag is positive (the leader's replication stream dropped first).
+func (b *Backend) FailoverPostgres(ctx context.Context, lag time.Duration) (fault.Cost, error) {
+	if lag > 0 {
+		return b.failover(ctx, "failover-postgres", "--lag", strconv.FormatInt(lag.Milliseconds(), 10))
+	}
+	return b.failover(ctx, "failover-postgres")
+}
+
+// SwitchoverPostgres runs `harness switchover-postgres` (scripts/patroni
+// switchover to the synchronous standby).
+func (b *Backend) SwitchoverPostgres(ctx context.Context) (fault.Cost, error) {
+	return b.failover(ctx, "switchover-postgres")
+}
+
+// PartitionPostgres runs `harness partition-postgres seconds` (scripts/patroni
+// partition: the leader cut from etcd and the other nodes).
+func (b *Backend) PartitionPostgres(ctx context.Context, d time.Duration) (fault.Cost, error) {
+	return b.failover(ctx, "partition-postgres", strconv.Itoa(int(d.Seconds())))
+}
+
 // failover runs one harness fault command and reads its last line
 // "cost: {JSON}".
 func (b *Backend) failover(ctx context.Context, args ...string) (fault.Cost, error) {
@@ -363,7 +385,8 @@ func (b *Backend) Freeze(ctx context.Context, name string) (int, error) {
 func (b *Backend) Thaw(pid int) error { return proc.Thaw(pid) }
 
 var (
-	_ fault.Failoverer = (*Backend)(nil)
-	_ fault.Staller    = (*Backend)(nil)
-	_ fault.Rejecter   = (*Backend)(nil)
+	_ fault.Failoverer         = (*Backend)(nil)
+	_ fault.PostgresFailoverer = (*Backend)(nil)
+	_ fault.Staller            = (*Backend)(nil)
+	_ fault.Rejecter           = (*Backend)(nil)
 )

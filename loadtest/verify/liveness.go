@@ -132,7 +132,8 @@ func RecoveryBound(kind string) time.Duration {
 		// readiness do: connections come back within the reconnect
 		// backoff, a new queue leader within 20 s (measured 2–20 s).
 		return 30 * time.Second
-	case "restart-postgres", "kill-postgres", "failover-redis", "pause-api":
+	case "restart-postgres", "kill-postgres", "failover-redis", "pause-api",
+		"failover-postgres", "failover-postgres-lagged", "switchover-postgres", "partition-postgres":
 		// Pools redial after a restart, WAL recovery is in the restart; a
 		// Redis failover's last refusals end a few seconds after its
 		// replica took over (7–10 s refused, measured); a resumed api's

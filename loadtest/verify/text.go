@@ -209,6 +209,19 @@ func describe(e fault.Event) string {
 		if c.RefusedMS >= 0 {
 			fmt.Fprintf(&b, ", writes refused %.1fs", float64(c.RefusedMS)/1000)
 		}
+		// Postgres: -1 is none seen (the field is left out for other kinds)
+		switch {
+		case c.PromotedMS > 0:
+			fmt.Fprintf(&b, ", new primary in %.1fs", float64(c.PromotedMS)/1000)
+		case c.PromotedMS < 0:
+			b.WriteString(", NO new primary")
+		}
+		switch {
+		case c.DemotedMS > 0:
+			fmt.Fprintf(&b, ", old leader demoted in %.1fs", float64(c.DemotedMS)/1000)
+		case c.DemotedMS < 0:
+			b.WriteString(", old leader NOT demoted")
+		}
 		if c.Detail != "" {
 			fmt.Fprintf(&b, ", %s", c.Detail)
 		}

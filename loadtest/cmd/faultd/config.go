@@ -156,7 +156,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	for _, name := range []string{"PATH", "HOME", "LANG", "ONCEPAY_RUN_DIR", "HARNESS_REDIS_PORT", "HARNESS_PG_PORT",
 		"HARNESS_AMQP_PORT", "HARNESS_RABBIT_DIST_PORT", "HARNESS_EPMD_PORT", "HARNESS_START_TIMEOUT",
-		"HARNESS_TOPOLOGY", "HARNESS_REDIS_CLUSTER_PORT"} {
+		"HARNESS_TOPOLOGY", "HARNESS_REDIS_CLUSTER_PORT", "PATRONI_PORT_BASE", "PATRONI_DIR"} {
 		if v := getenv(name); v != "" {
 			c.HarnessEnv = append(c.HarnessEnv, name+"="+v)
 		}
