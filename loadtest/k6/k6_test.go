@@ -143,3 +143,39 @@ func TestClient(t *testing.T) {
 		t.Errorf("requests in order (-want +got):\n%s", diff)
 	}
 }
+
+// TestSchedule runs testdata/schedule.js: in the fault matrix a step starts
+// no earlier than the step before it returned plus the quiet time the plan
+// left after it (at most lib/schedule.js's minSettleMs), so that a slow
+// fault is not still running when the next begins; the first step and the
+// demo's schedule keep their offsets.
+func TestSchedule(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(k6Path(t), "run", "--quiet", "--summary-mode=disabled", "--log-format=raw", "testdata/schedule.js")
+	cmd.Env = append(os.Environ(), "K6_NO_USAGE_REPORT=true")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("k6 run testdata/schedule.js: %v\n%s", err, out)
+	}
+	got := map[string]int64{}
+	for _, l := range strings.Split(string(out), "\n") {
+		var c struct {
+			Kind, Name string
+			Got        int64
+		}
+		if json.Unmarshal([]byte(l), &c) == nil && c.Kind == "case" {
+			got[c.Name] = c.Got
+		}
+	}
+	const t0 = 1000000
+	want := map[string]int64{
+		"first keeps its offset":                    t0 + 10000,
+		"on time: planned":                          t0 + 50000,
+		"late: returned plus the least quiet time":  t0 + 76000 + 10000,
+		"late: returned plus a shorter planned gap": t0 + 60000 + 3000,
+		"not sequential: planned":                   t0 + 50000,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("start times (-want +got):\n%s\nk6 output:\n%s", diff, out)
+	}
+}

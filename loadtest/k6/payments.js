@@ -27,6 +27,7 @@ import { Counter, Rate, Trend } from 'k6/metrics';
 import { config } from './lib/config.js';
 import { fingerprint, pay, payConcurrently } from './lib/client.js';
 import { mulberry32, seedOf } from './lib/rand.js';
+import { startAt } from './lib/schedule.js';
 
 const completed = new Rate('payment_completed'); // a payment the client wanted got a 2xx
 const gaveUp = new Counter('payments_gave_up');
@@ -298,12 +299,21 @@ export function crossMerchant(data) {
 // faults follows the schedule from setup: at each step's offset from the
 // scenario start it asks the fault driver to apply the fault. Requests are
 // asynchronous, so a slow fault (a RabbitMQ restart takes seconds) does not
-// hold back the next one.
+// hold back the next one, but for the fault matrix (FAULT_PLAN=matrix),
+// whose faults are judged one by one: there a step waits for the one before
+// it to return and settle (lib/schedule.js).
 export async function faults(data) {
   const t0 = exec.scenario.startTime;
+  const sequential = config.faultPlan === 'matrix';
   const pending = [];
-  for (const step of data.steps) {
-    const wait = t0 + step.at_ms - Date.now();
+  let prevDone = null;
+  for (let i = 0; i < data.steps.length; i++) {
+    const step = data.steps[i];
+    if (sequential && i > 0) {
+      await pending[i - 1];
+      prevDone = Date.now();
+    }
+    const wait = startAt(data.steps, i, t0, prevDone, sequential) - Date.now();
     if (wait > 0) sleep(wait / 1000);
     pending.push(
       http.asyncRequest('POST', `${config.faultdURL}/v1/faults`, JSON.stringify({ kind: step.kind, action: step.action, target: step.target, for_ms: step.for_ms, delay_ms: step.delay_ms }), {
