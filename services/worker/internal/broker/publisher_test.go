@@ -88,7 +88,10 @@ func TestConfirmsExactAcrossChannelRecovery(t *testing.T) {
 		wg.Go(func() {
 			for i := 0; ctx.Err() == nil; i++ {
 				id := fmt.Sprintf("m_%d_%d", g, i)
-				pctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				// A confirm that never comes (no ack, no nack, no channel
+				// close) waits for ever; 30 s tells that from a broker that is
+				// only slow on a loaded machine.
+				pctx, cancel := context.WithTimeout(context.Background(), confirmWait)
 				err := cons.Publisher.Publish(pctx, limited, amqp.Publishing{MessageId: id, Body: []byte(`{}`)})
 				cancel()
 				switch {
@@ -154,9 +157,13 @@ func TestConfirmsExactAcrossChannelRecovery(t *testing.T) {
 			len(wrong), wrong[:min(len(wrong), 5)])
 	}
 	if n := counts.timedOut.Load(); n > 0 {
-		t.Errorf("%d publishes waited 5s for a confirm that never came", n)
+		t.Errorf("%d publishes waited %s for a confirm that never came", n, confirmWait)
 	}
 }
+
+// confirmWait is how long a publish of TestConfirmsExactAcrossChannelRecovery
+// waits for its confirm before the test calls it lost.
+const confirmWait = 30 * time.Second
 
 // breakChannel makes the broker close cons's channel with a channel error
 // (404 on a passive declare of a missing exchange), when it is open in
