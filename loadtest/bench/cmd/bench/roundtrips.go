@@ -67,6 +67,13 @@ func (b *bench) roundTrips(ctx context.Context, e *results.E2E, on, off *variant
 	if err != nil {
 		return err
 	}
+	if b.patroni != nil { // its workers call Redis too
+		n, err := b.settled(ctx, off)
+		if err != nil {
+			return err
+		}
+		settled += n
+	}
 	if rt.Charge, err = b.commands(ctx, settled); err != nil {
 		return err
 	}
