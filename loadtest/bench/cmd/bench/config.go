@@ -36,13 +36,13 @@ type config struct {
 	HarnessDir                 string // $ONCEPAY_RUN_DIR/harness: its servers' pid files
 	K6, Benchstat              string // <repo>/bin/k6 and bin/benchstat
 
-	SustainTries int           // sustained runs per copy
-	FloorOps     int           // pkg/idem Begin+Complete calls per floor measurement
-	PortBase     int           // BENCH_PORT_BASE: services on base to base+9, ops listeners 20 higher
+	SustainTries int // sustained runs per copy
+	FloorOps     int // pkg/idem Begin+Complete calls per floor measurement
+	PortBase     int // BENCH_PORT_BASE: services on base to base+9, ops listeners 20 higher
 	// PatroniPortBase (BENCH_PATRONI_PORT_BASE, default BENCH_PORT_BASE+60)
 	// is the first of the 18 ports of BENCH_PG=patroni's cluster.
 	PatroniPortBase int
-	Limit        time.Duration // the whole run is cancelled after this
+	Limit           time.Duration // the whole run is cancelled after this
 }
 
 // cpuList is taskset's CPU list syntax: numbers and ranges, comma-separated.
