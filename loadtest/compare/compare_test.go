@@ -179,7 +179,7 @@ func TestPostgresRows(t *testing.T) {
 	if _, ok := PostgresRow("oncepay"); ok {
 		t.Error("oncepay is a Postgres row")
 	}
-	if diff := cmp.Diff([]string{"failover-postgres-lagged"}, PostgresKinds); diff != "" {
+	if diff := cmp.Diff([]string{"kill-api", "failover-postgres-lagged"}, PostgresKinds); diff != "" {
 		t.Errorf("kinds (-want +got):\n%s", diff)
 	}
 	wantSync := []string{"TOPOLOGY=ha", "PATRONI_SYNCHRONOUS_MODE=true", "PATRONI_MAXIMUM_LAG_ON_FAILOVER=1073741824"}

@@ -3,10 +3,10 @@ package compare
 import "strconv"
 
 // A Postgres row runs oncepay's own build (no comparison strategy) on the
-// local runtime's ha topology, Postgres under Patroni, under one fault:
-// the Postgres leader's replication stream held for the kind's delay (2 s)
-// under load, then the leader's host killed (fault kind
-// failover-postgres-lagged). Its two rows differ in one variable, the
+// local runtime's ha topology, Postgres under Patroni, under a kill of an
+// api replica and then the fault it is about: the Postgres leader's
+// replication stream held for the kind's delay (2 s) under load, then the
+// leader's host killed (fault kind failover-postgres-lagged). Its two rows differ in one variable, the
 // replication: synchronous (Patroni's synchronous_mode: a commit is
 // acknowledged only once the synchronous standby has it, and only that
 // standby may be promoted) or asynchronous (commits are acknowledged at
@@ -22,8 +22,12 @@ const (
 )
 
 // PostgresKinds are the fault kinds of a Postgres row's plan (the fault
-// matrix's plan restricted to them, MATRIX_KINDS).
-var PostgresKinds = []string{"failover-postgres-lagged"}
+// matrix's plan restricted to them, MATRIX_KINDS): a kill of an api
+// replica, then the lagged failover. The failover itself lasts longer than
+// its kind's settle (the old leader rejoins, the cluster becomes whole), so
+// invariant 8 cannot measure its recovery before the load ends; the kill's
+// recovery it can, and a run in which it measured none would fail.
+var PostgresKinds = []string{"kill-api", "failover-postgres-lagged"}
 
 // maxLagOnFailover is both rows' maximum_lag_on_failover, in bytes.
 const maxLagOnFailover = 1 << 30

@@ -219,8 +219,8 @@ func write(cfg config, rows []compare.Row, stdout io.Writer) error {
 		cfg.Duration, cfg.Rate, cfg.Seed, cfg.PSPFailAfter)
 	for _, r := range cfg.Rows {
 		if r.Postgres != nil {
-			fmt.Fprintf(&text, "The Postgres rows run oncepay on TOPOLOGY=ha, Postgres under Patroni, under one fault instead: %s\n"+
-				"(the leader's replication stream held 2s under load, then its host killed).\n\n", strings.Join(compare.PostgresKinds, ", "))
+			fmt.Fprintf(&text, "The Postgres rows run oncepay on TOPOLOGY=ha, Postgres under Patroni, under these faults instead: %s\n"+
+				"(failover-postgres-lagged: the leader's replication stream held 2s under load, then its host killed).\n\n", strings.Join(compare.PostgresKinds, ", "))
 			break
 		}
 	}
