@@ -243,7 +243,10 @@ test-tutorial: k6 ## run every command of docs/tutorial.md in order and check wh
 # A "+key" strategy is its pattern with the propagated psp key; off is no
 # boundary with the propagated key: the rows that separate the two variables.
 # The api and the workers of a comparison strategy are the teaching build.
-COMPARE_STRATEGIES     ?= oncepay,get-then-set,get-then-set+key,setnx-marker,setnx-marker+key,lock-then-check,api-only,no-backstop,off
+# patroni-sync and patroni-async run oncepay on TOPOLOGY=ha (Postgres under
+# Patroni, synchronous or asynchronous replication) under a lagged Postgres
+# failover; the runtime is stopped and its Patroni state deleted before each.
+COMPARE_STRATEGIES     ?= oncepay,get-then-set,get-then-set+key,setnx-marker,setnx-marker+key,lock-then-check,api-only,no-backstop,off,patroni-sync,patroni-async
 COMPARE_DURATION       ?= 60s
 COMPARE_RATE           ?= 30
 COMPARE_DRAIN          ?= 60s

@@ -163,3 +163,72 @@ func TestChart(t *testing.T) {
 		t.Errorf("not a PNG (%d bytes)", png.Len())
 	}
 }
+
+// TestPostgresRows: the two Postgres rows run oncepay's own build on the
+// ha topology under the lagged failover and differ in the replication
+// only; the table shows them in a postgres column, an asynchronous row
+// that lost acknowledged payments as CAUGHT in payments lost, and the
+// replication as the variable between them.
+func TestPostgresRows(t *testing.T) {
+	t.Parallel()
+	sync, ok := PostgresRow(PatroniSync)
+	async, ok2 := PostgresRow(PatroniAsync)
+	if !ok || !ok2 || !sync.Synchronous || async.Synchronous {
+		t.Fatalf("PostgresRow: %+v %v, %+v %v", sync, ok, async, ok2)
+	}
+	if _, ok := PostgresRow("oncepay"); ok {
+		t.Error("oncepay is a Postgres row")
+	}
+	if diff := cmp.Diff([]string{"kill-api", "failover-postgres-lagged"}, PostgresKinds); diff != "" {
+		t.Errorf("kinds (-want +got):\n%s", diff)
+	}
+	wantSync := []string{"TOPOLOGY=ha", "PATRONI_SYNCHRONOUS_MODE=true", "PATRONI_MAXIMUM_LAG_ON_FAILOVER=1073741824"}
+	wantAsync := []string{"TOPOLOGY=ha", "PATRONI_SYNCHRONOUS_MODE=false", "PATRONI_MAXIMUM_LAG_ON_FAILOVER=1073741824"}
+	if diff := cmp.Diff(wantSync, sync.Env()); diff != "" {
+		t.Errorf("sync env (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantAsync, async.Env()); diff != "" {
+		t.Errorf("async env (-want +got):\n%s", diff)
+	}
+
+	lost := report(verify.KindLostPayment, verify.KindLostPayment, verify.KindStuckPending, verify.KindMismatchNoPayment)
+	lost.Violations = append(lost.Violations, verify.Violation{Invariant: 7, Kind: verify.KindNotLinearizable},
+		verify.Violation{Invariant: 7, Kind: verify.KindNotLinearizable})
+	lost.History.Verdict, lost.History.Partitions = history.VerdictIllegal, 900
+	lost.History.Violations = []history.Violation{{Key: "a"}, {Key: "b"}}
+	rows := []Row{
+		Summarize("oncepay", report(), nil, 0, time.Second),
+		Summarize(PatroniSync, report(), nil, 0, time.Second),
+		Summarize(PatroniAsync, lost, nil, 0, time.Second),
+	}
+	if got := rows[2].Counts[PaymentsLost]; got != 3 {
+		t.Errorf("async payments lost = %d, want 3 (2 lost_payment, 1 stuck_pending)", got)
+	}
+	if v := rows[2].Verdict(); v != "CAUGHT: 4 violation(s), 2 key histories" {
+		t.Errorf("async verdict %q", v)
+	}
+	if v := rows[1].Verdict(); v != "not caught this run" {
+		t.Errorf("sync verdict %q", v)
+	}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, rows); err != nil {
+		t.Fatal(err)
+	}
+	want := "| strategy | boundary | psp key | postgres | double charges | payments lost | mismatched replays | stuck records | other violations | accepted/s | p99 | histories (7) | verdict |\n" +
+		"|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n" +
+		"| `oncepay` | oncepay | propagated | runtime's | 0 | 0 | 0 | 0 | 0 | 0.0 | 0s | - | not caught this run |\n" +
+		"| `patroni-sync` | oncepay | propagated | Patroni, synchronous | 0 | 0 | 0 | 0 | 0 | 0.0 | 0s | - | not caught this run |\n" +
+		"| `patroni-async` | oncepay | propagated | Patroni, asynchronous | 0 | 3 | 0 | 0 | 1 | 0.0 | 0s | ILLEGAL (2 of 900 keys) | CAUGHT: 4 violation(s), 2 key histories |\n"
+	if diff := cmp.Diff(want, md.String()); diff != "" {
+		t.Errorf("markdown (-want +got):\n%s", diff)
+	}
+	var con bytes.Buffer
+	if err := WriteContrasts(&con, rows); err != nil {
+		t.Fatal(err)
+	}
+	wantCon := "- replication (asynchronous → synchronous, same lagged Postgres failover), `patroni-async` → `patroni-sync`: " +
+		"double charges 0 → 0, payments lost 3 → 0, mismatched replays 0 → 0, stuck records 0 → 0, other violations 1 → 0\n"
+	if diff := cmp.Diff(wantCon, con.String()); diff != "" {
+		t.Errorf("contrasts (-want +got):\n%s", diff)
+	}
+}

@@ -60,6 +60,9 @@ func ColumnOf(kind string) Column {
 type Row struct {
 	Strategy string `json:"strategy"`
 	RunID    string `json:"run_id"`
+	// Postgres is a Postgres row's replication (Postgres.Label); empty for
+	// a strategy's row, which runs on the runtime's Postgres.
+	Postgres string `json:"postgres,omitempty"`
 	// Counts holds the violation columns: violations of the verifier
 	// (one per payment or key), plus in StuckRecords the payments parked in
 	// the dead-letter queue and the naive strategies' markers left in Redis.
@@ -101,6 +104,9 @@ func Summarize(strategy string, r verify.Report, attempts []record.Attempt, mark
 		Strategy: strategy, RunID: r.RunID, Counts: map[Column]int{}, Kinds: map[string]int{},
 		DeadLettered: r.Payments.DeadLettered, Markers: markers, Pass: r.Pass,
 		GaveUp: r.Requests.ByOutcome[record.OutcomeGaveUp], CutOff: r.Requests.CutOff, Takeovers: len(r.Takeovers),
+	}
+	if p, ok := PostgresRow(strategy); ok {
+		row.Postgres = p.Label()
 	}
 	for _, c := range Columns() {
 		row.Counts[c] = 0

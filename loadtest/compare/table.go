@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -9,7 +10,7 @@ import (
 )
 
 // header returns the table's column titles; "other violations" only when a
-// row has some.
+// row has some, "postgres" only when a Postgres row is there.
 func header(rows []Row) ([]string, []Column) {
 	cols := []Column{DoubleCharges, PaymentsLost, MismatchedReplays, StuckRecords}
 	for _, r := range rows {
@@ -19,15 +20,33 @@ func header(rows []Row) ([]string, []Column) {
 		}
 	}
 	titles := []string{"strategy", "boundary", "psp key"}
+	if postgresColumn(rows) {
+		titles = append(titles, "postgres")
+	}
 	for _, c := range cols {
 		titles = append(titles, string(c))
 	}
 	return append(titles, "accepted/s", "p99", "histories (7)", "verdict"), cols
 }
 
-func cells(r Row, cols []Column) []string {
+// postgresColumn reports whether rows hold a Postgres row.
+func postgresColumn(rows []Row) bool {
+	for _, r := range rows {
+		if r.Postgres != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// cells returns r's cells; pg says whether the table has the postgres
+// column, where a strategy's row reads "runtime's".
+func cells(r Row, cols []Column, pg bool) []string {
 	boundary, key := variables(r.Strategy)
 	out := []string{r.Strategy, boundary, key}
+	if pg {
+		out = append(out, cmp.Or(r.Postgres, "runtime's"))
+	}
 	for _, c := range cols {
 		out = append(out, fmt.Sprint(r.Counts[c]))
 	}
@@ -40,7 +59,7 @@ func WriteText(w io.Writer, rows []Row) error {
 	titles, cols := header(rows)
 	fmt.Fprintln(tw, strings.Join(titles, "\t"))
 	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(cells(r, cols), "\t"))
+		fmt.Fprintln(tw, strings.Join(cells(r, cols, postgresColumn(rows)), "\t"))
 	}
 	return tw.Flush()
 }
@@ -50,8 +69,12 @@ func WriteMarkdown(w io.Writer, rows []Row) error {
 	titles, cols := header(rows)
 	var b strings.Builder
 	b.WriteString("| " + strings.Join(titles, " | ") + " |\n|")
+	text := 3 // the leading text columns
+	if postgresColumn(rows) {
+		text++
+	}
 	for i := range titles {
-		if i < 3 || i == len(titles)-1 {
+		if i < text || i == len(titles)-1 {
 			b.WriteString("---|")
 		} else {
 			b.WriteString("---:|")
@@ -59,7 +82,7 @@ func WriteMarkdown(w io.Writer, rows []Row) error {
 	}
 	b.WriteString("\n")
 	for _, r := range rows {
-		c := cells(r, cols)
+		c := cells(r, cols, postgresColumn(rows))
 		c[0] = "`" + c[0] + "`"
 		b.WriteString("| " + strings.Join(c, " | ") + " |\n")
 	}

@@ -14,6 +14,9 @@ import (
 // variables returns strategy's boundary and psp key, as the table shows
 // them; "?" for a name that is not a strategy.
 func variables(strategy string) (boundary, pspKey string) {
+	if _, ok := PostgresRow(strategy); ok {
+		return "oncepay", "propagated" // oncepay's own build
+	}
 	s, err := naive.ParseStrategy(strategy)
 	if err != nil {
 		return "?", "?"
@@ -41,8 +44,10 @@ type contrast struct {
 
 // contrasts returns the pairs of rows that differ in one variable only, in
 // table order: a pattern with a fresh psp key against the same pattern
-// with the propagated key (what the key causes), and a strategy with the
-// propagated key against oncepay (what the boundary causes).
+// with the propagated key (what the key causes), a strategy with the
+// propagated key against oncepay (what the boundary causes), and the
+// asynchronous Postgres row against the synchronous one (what the
+// replication causes).
 func contrasts(rows []Row) []contrast {
 	by := map[string]Row{}
 	for _, r := range rows {
@@ -50,6 +55,9 @@ func contrasts(rows []Row) []contrast {
 	}
 	var out []contrast
 	for _, r := range rows {
+		if async, ok := by[PatroniAsync]; ok && r.Strategy == PatroniSync {
+			out = append(out, contrast{"replication (asynchronous → synchronous, same lagged Postgres failover)", async, r})
+		}
 		s, err := naive.ParseStrategy(r.Strategy)
 		if err != nil {
 			continue

@@ -136,26 +136,66 @@ func (b *Backend) PartitionQueueLeader(ctx context.Context, queue string, d time
 	return b.failover(ctx, "partition-for", queue, strconv.Itoa(int(d.Seconds())))
 }
 
+// PostgresReadyWithin bounds the wait after a Postgres fault until the
+// cluster is whole again (scripts/patroni ready).
+const PostgresReadyWithin = 2 * time.Minute
+
 // FailoverPostgres runs `harness failover-postgres` (scripts/patroni
 // failover: SIGKILL of the leader's Patroni and Postgres), with --lag MS
-// when lag is positive (the leader's replication stream dropped first).
+// when lag is positive (the leader's replication stream dropped first),
+// then waits until the cluster is whole (postgres).
 func (b *Backend) FailoverPostgres(ctx context.Context, lag time.Duration) (fault.Cost, error) {
 	if lag > 0 {
-		return b.failover(ctx, "failover-postgres", "--lag", strconv.FormatInt(lag.Milliseconds(), 10))
+		return b.postgres(ctx, "failover-postgres", "--lag", strconv.FormatInt(lag.Milliseconds(), 10))
 	}
-	return b.failover(ctx, "failover-postgres")
+	return b.postgres(ctx, "failover-postgres")
 }
 
 // SwitchoverPostgres runs `harness switchover-postgres` (scripts/patroni
-// switchover to the synchronous standby).
+// switchover to the synchronous standby), then waits until the cluster is
+// whole (postgres).
 func (b *Backend) SwitchoverPostgres(ctx context.Context) (fault.Cost, error) {
-	return b.failover(ctx, "switchover-postgres")
+	return b.postgres(ctx, "switchover-postgres")
 }
 
 // PartitionPostgres runs `harness partition-postgres seconds` (scripts/patroni
-// partition: the leader cut from etcd and the other nodes).
+// partition: the leader cut from etcd and the other nodes), then waits
+// until the cluster is whole (postgres).
 func (b *Backend) PartitionPostgres(ctx context.Context, d time.Duration) (fault.Cost, error) {
-	return b.failover(ctx, "partition-postgres", strconv.Itoa(int(d.Seconds())))
+	return b.postgres(ctx, "partition-postgres", strconv.Itoa(int(d.Seconds())))
+}
+
+// postgres runs one Postgres fault command (failover), then `harness
+// patroni ready`, which returns once the cluster is whole: one leader,
+// every other node streaming from it and done replaying its WAL, and in
+// synchronous mode a synchronous standby. Patroni calls a replica running
+// before it streams, so a fault that returned when the old leader rejoined
+// would leave the next fault a half-recovered cluster. The wait is bounded
+// by PostgresReadyWithin; its time is added to the cost's Detail, and a
+// cluster not whole by then is the fault's error.
+func (b *Backend) postgres(ctx context.Context, args ...string) (fault.Cost, error) {
+	c, err := b.failover(ctx, args...)
+	if err != nil {
+		return c, err
+	}
+	t0 := time.Now()
+	spec := proc.Spec{Name: "harness patroni ready", Argv: []string{b.cfg.Harness, "patroni", "ready", strconv.Itoa(int(PostgresReadyWithin.Seconds()))},
+		Env: b.cfg.HarnessEnv, OnlyEnv: true}
+	_, err = proc.Run(ctx, spec, PostgresReadyWithin+30*time.Second)
+	took := time.Since(t0).Seconds()
+	if err != nil {
+		c.Detail = joinDetail(c.Detail, fmt.Sprintf("cluster NOT whole %.1fs later", took))
+		return c, fmt.Errorf("%s: the cluster is not whole again within %s: %w", args[0], PostgresReadyWithin, err)
+	}
+	c.Detail = joinDetail(c.Detail, fmt.Sprintf("cluster whole (replicas streaming, replayed) %.1fs later", took))
+	return c, nil
+}
+
+func joinDetail(detail, more string) string {
+	if detail == "" {
+		return more
+	}
+	return detail + "; " + more
 }
 
 // failover runs one harness fault command and reads its last line

@@ -289,8 +289,8 @@ func TestPatroniFaults(t *testing.T) {
 		if cost.Node != old || cost.PromotedMS < 0 || cost.RefusedMS < 0 {
 			t.Errorf("cost %+v: want node %s, a new primary and writes taken again", cost, old)
 		}
-		if !strings.Contains(cost.Detail, "rejoined as a replica: yes") {
-			t.Errorf("cost %+v: the killed node did not rejoin as a replica", cost)
+		if !strings.Contains(cost.Detail, "rejoined as a replica: yes") || !strings.Contains(cost.Detail, "cluster whole") {
+			t.Errorf("cost %+v: the killed node did not rejoin as a replica, or the fault did not wait until the cluster was whole", cost)
 		}
 		w.checkNoneLost(t)
 	})
@@ -312,7 +312,7 @@ func TestPatroniFaults(t *testing.T) {
 		if now := c.member(t, "leader"); now != sync {
 			t.Errorf("leader after the switchover %s, want the synchronous standby %s (was %s)", now, sync, old)
 		}
-		if cost.PromotedMS < 0 || cost.RefusedMS < 0 || !strings.Contains(cost.Detail, "a replica again: yes") {
+		if cost.PromotedMS < 0 || cost.RefusedMS < 0 || !strings.Contains(cost.Detail, "a replica again: yes") || !strings.Contains(cost.Detail, "cluster whole") {
 			t.Errorf("cost %+v: want a new primary, writes taken again, the old leader a replica", cost)
 		}
 		w.checkNoneLost(t)
@@ -350,8 +350,8 @@ func TestPatroniFaults(t *testing.T) {
 			t.Fatalf("partition: %v", r.err)
 		}
 		t.Logf("partition cost: %+v", r.cost)
-		if r.cost.DemotedMS < 0 || r.cost.PromotedMS < 0 || r.cost.RefusedMS < 0 {
-			t.Errorf("cost %+v: want the old leader demoted, a new primary, writes taken again", r.cost)
+		if r.cost.DemotedMS < 0 || r.cost.PromotedMS < 0 || r.cost.RefusedMS < 0 || !strings.Contains(r.cost.Detail, "cluster whole") {
+			t.Errorf("cost %+v: want the old leader demoted, a new primary, writes taken again, the cluster whole after", r.cost)
 		}
 		w.checkNoneLost(t)
 	})

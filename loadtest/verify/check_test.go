@@ -304,6 +304,44 @@ func TestCheckViolations(t *testing.T) {
 			want: []verify.Violation{{Invariant: 6, Kind: verify.KindNothingLanded}},
 		},
 		{
+			name: "a plan without replica faults landed: its failover was applied mid-request",
+			mutate: func(s *verify.Snapshot) {
+				s.Attempts = s.Attempts[1:]
+				s.Takeovers = nil
+				s.Faults = []fault.Event{{Seq: 1, Time: t0.Add(time.Second), Kind: "failover-postgres-lagged", Action: fault.ActionFailoverLagged,
+					Target: "postgres", MidRequest: new(true), InFlight: 1, Hit: "api-2"}}
+			},
+		},
+		{
+			name: "a plan without replica faults, none applied mid-request: nothing landed",
+			mutate: func(s *verify.Snapshot) {
+				s.Attempts = s.Attempts[1:]
+				s.Takeovers = nil
+				s.Faults = []fault.Event{
+					{Seq: 1, Time: t0.Add(time.Second), Kind: "failover-postgres", Action: fault.ActionFailover, Target: "postgres", MidRequest: new(false), Evidence: "idle"},
+					{Seq: 2, Time: t0.Add(2 * time.Second), Kind: "switchover-postgres", Action: fault.ActionSwitchover, Target: "postgres", MidRequest: new(true), Error: "no leader"},
+				}
+			},
+			want: []verify.Violation{{Invariant: 6, Kind: verify.KindNothingLanded}},
+		},
+		{
+			name: "a plan with replica kills asks for their evidence, not a failover's",
+			mutate: func(s *verify.Snapshot) {
+				s.Attempts = s.Attempts[1:]
+				s.Takeovers = nil
+				s.Faults = append(s.Faults, fault.Event{Seq: 2, Time: t0.Add(2 * time.Second), Kind: "failover-postgres", Action: fault.ActionFailover,
+					Target: "postgres", MidRequest: new(true), InFlight: 1})
+			},
+			want: []verify.Violation{{Invariant: 6, Kind: verify.KindNothingLanded}},
+		},
+		{
+			name: "a run whose driver applied nothing proved nothing",
+			mutate: func(s *verify.Snapshot) {
+				s.Attempts, s.Takeovers, s.Faults = s.Attempts[1:], nil, nil
+			},
+			want: []verify.Violation{{Invariant: 6, Kind: verify.KindNothingLanded}},
+		},
+		{
 			name:   "records without fingerprints cannot be checked",
 			mutate: func(s *verify.Snapshot) { s.Attempts[2].Fingerprint = "" },
 			want:   []verify.Violation{{Invariant: 7, Kind: verify.KindHistoryUnchecked}},

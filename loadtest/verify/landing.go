@@ -25,10 +25,16 @@ const (
 //     [kill-cutOffBefore, kill+cutOffAfter]; if none did, the two
 //     detectors disagree and the kill is not counted as landed.
 //   - With RequireLanded, every fault that did not land is a violation.
-//   - A run with faults in which nothing landed (no cut-off, no takeover,
-//     no fault seen frozen mid-work) proved nothing, unless it caught a
-//     violation of another invariant: then it proved that. Takeovers are
-//     not required, so a strategy without leases can pass.
+//   - A run with faults in which nothing landed proved nothing, unless it
+//     caught a violation of another invariant: then it proved that. What
+//     counts as landed is what the plan can show. Client requests cut
+//     off, lease takeovers and faults seen frozen mid-work come from the
+//     faults on replicas (kills and pauses, which freeze the replica
+//     first). A plan without those, whose faults are aimed at work in
+//     flight (a Postgres failover, whose in-flight requests are answered
+//     503), landed when one of them was applied while its aim was in
+//     flight. Takeovers are not required, so a strategy without leases can
+//     pass.
 func (c *checker) landed(r Requests) {
 	if !c.s.ExpectFaults {
 		return
@@ -67,6 +73,13 @@ func (c *checker) landed(r Requests) {
 			}
 		}
 	}
+	if !replicaFaults(c.s.Faults) {
+		for _, e := range c.s.Faults {
+			if e.MidRequest != nil && e.Landed() {
+				confirmed++
+			}
+		}
+	}
 	if r.CutOff == 0 && len(c.s.Takeovers) == 0 && confirmed == 0 && !caught {
 		kills, mid := 0, 0
 		for _, e := range c.s.Faults {
@@ -81,6 +94,18 @@ func (c *checker) landed(r Requests) {
 			"no client request was cut off in flight, no worker lease was taken over and no fault was seen frozen mid-work (%d kills, %d seen mid-request): the run proved nothing",
 			kills, mid)
 	}
+}
+
+// replicaFaults reports whether faults hold a kill or a pause of a
+// replica: the faults that cut requests off, leave leases to take over
+// and are seen frozen mid-work.
+func replicaFaults(faults []fault.Event) bool {
+	for _, e := range faults {
+		if (e.Action == fault.ActionKill || e.Action == fault.ActionPause) && isReplica(e.Target) {
+			return true
+		}
+	}
+	return false
 }
 
 // frozenMid: the driver counted work in flight in the stopped replica and

@@ -91,21 +91,7 @@ func (r Report) WriteText(w io.Writer) error {
 	}
 	if len(r.Matrix) > 0 {
 		p.f("fault matrix (one row per fault; cut-offs, 503s, takeovers and violations in its window, up to the next fault)\n")
-		p.f("  %-3s %-20s %-17s %-8s %-7s %-17s %-8s %-9s %-6s %-10s %-12s %-9s %s\n",
-			"#", "kind", "target", "at", "landed", "hit", "inflight", "cut off", "503s", "takeovers", "exercises", "violated", "recovered in")
-		for _, row := range r.Matrix {
-			landed := "yes"
-			if !row.Landed {
-				landed = "NO"
-			}
-			inflight := fmt.Sprint(row.InFlight)
-			if row.Frozen {
-				inflight += "*"
-			}
-			p.f("  %-3d %-20s %-17s %-8s %-7s %-17s %-8s %-9d %-6d %-10d %-12s %-9s %s\n", row.Seq, row.Kind, row.Target,
-				fmt.Sprintf("t+%.0fs", row.At.Seconds()), landed, orNone(row.Hit), inflight, row.CutOff, row.Unavailable, row.Takeovers,
-				ints(row.Exercises), orNone(ints(row.Violated)), row.Recovery.Cell())
-		}
+		writeMatrix(p, r.Matrix)
 		p.f("  (* counted in the frozen replica; recovered in: after the fault ended, goodput back to %.0f%% of before, against the kind's bound)\n", RecoveryShare*100)
 	}
 	p.f("worker lease takeovers (%d)\n", len(r.Takeovers))
@@ -230,6 +216,30 @@ func describe(e fault.Event) string {
 		fmt.Fprintf(&b, " FAILED: %s", e.Error)
 	}
 	return b.String()
+}
+
+// writeMatrix writes the fault matrix's table. The kind, target and hit
+// columns are as wide as their longest cell, and at least 20, 17 and 17.
+func writeMatrix(p *printer, rows []FaultRow) {
+	kindW, targetW, hitW := 20, 17, 17
+	for _, row := range rows {
+		kindW, targetW, hitW = max(kindW, len(row.Kind)), max(targetW, len(row.Target)), max(hitW, len(orNone(row.Hit)))
+	}
+	p.f("  %-3s %-*s %-*s %-8s %-7s %-*s %-8s %-9s %-6s %-10s %-12s %-9s %s\n",
+		"#", kindW, "kind", targetW, "target", "at", "landed", hitW, "hit", "inflight", "cut off", "503s", "takeovers", "exercises", "violated", "recovered in")
+	for _, row := range rows {
+		landed := "yes"
+		if !row.Landed {
+			landed = "NO"
+		}
+		inflight := fmt.Sprint(row.InFlight)
+		if row.Frozen {
+			inflight += "*"
+		}
+		p.f("  %-3d %-*s %-*s %-8s %-7s %-*s %-8s %-9d %-6d %-10d %-12s %-9s %s\n", row.Seq, kindW, row.Kind, targetW, row.Target,
+			fmt.Sprintf("t+%.0fs", row.At.Seconds()), landed, hitW, orNone(row.Hit), inflight, row.CutOff, row.Unavailable, row.Takeovers,
+			ints(row.Exercises), orNone(ints(row.Violated)), row.Recovery.Cell())
+	}
 }
 
 // counts formats a count map as "a 1 · b 2", in the given order first, then

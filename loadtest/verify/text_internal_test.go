@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
@@ -29,5 +30,38 @@ func TestDescribeCost(t *testing.T) {
 				t.Errorf("describe = %q\nwant its cost part %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestMatrixColumns: every row of the fault matrix's table starts its
+// columns where the header does, a kind longer than 20 characters
+// (failover-postgres-lagged) too.
+func TestMatrixColumns(t *testing.T) {
+	rows := []FaultRow{
+		{Seq: 1, Kind: "kill-api", Target: "api-1", Landed: true, Hit: "api-1", InFlight: 1, Frozen: true, Exercises: []int{1, 6}},
+		{Seq: 2, Kind: "failover-postgres-lagged", Target: "postgres", Landed: true, Hit: "worker-2", InFlight: 1, Unavailable: 1121, Exercises: []int{1, 7, 8}},
+		{Seq: 3, Kind: "latency-api-postgres", Target: "api-1.postgres-with-a-long-name", Landed: false},
+	}
+	var b bytes.Buffer
+	p := &printer{w: &b}
+	writeMatrix(p, rows)
+	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("got %d lines, want a header and 3 rows:\n%s", len(lines), b.String())
+	}
+	header := lines[0]
+	for _, col := range []string{"target", "at", "hit", "inflight", "503s", "recovered in"} {
+		want := strings.Index(header, " "+col+" ")
+		if col == "recovered in" {
+			want = strings.Index(header, " "+col)
+		}
+		for i, line := range lines[1:] {
+			if want < 0 || want >= len(line) || line[want] != ' ' || line[want+1] == ' ' {
+				t.Errorf("row %d: column %q (offset %d of the header) does not start a cell:\n%s\n%s", i+1, col, want+1, header, line)
+			}
+		}
+	}
+	if !strings.Contains(lines[2], "failover-postgres-lagged postgres") {
+		t.Errorf("the long kind runs into its target: %q", lines[2])
 	}
 }

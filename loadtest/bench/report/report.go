@@ -166,7 +166,11 @@ func e2e(w io.Writer, r *results.Results) {
 	if e.RewriteSeconds > 0 {
 		fmt.Fprintf(w, "\nRedis's AOF was rewritten (BGREWRITEAOF, waited for) before every side-by-side phase (not the sustained runs), %.0f s in all, outside the measurements: the bench's young data set would otherwise rewrite itself in the boundary's phases.\n", e.RewriteSeconds)
 	}
-	const off = "boundary off"
+	off := "boundary off"
+	if r.Settings.Postgres == "patroni" {
+		off = "boundary on, Postgres under Patroni (synchronous)"
+		fmt.Fprint(w, "\nBENCH_PG=patroni: the second copy ran with the boundary on against Postgres under Patroni, synchronous replication, three nodes on this machine, in place of the copy without the boundary; every \"off\" below, and in the targets, is that copy.\n")
+	}
 	rt := e.RoundTrips
 	fmt.Fprint(w, "\n### Redis round trips (INFO commandstats after CONFIG RESETSTAT)\n\n| phase | requests | round trips | per request | per request, without handshakes | by command | inside the scripts (not round trips) |\n|---|---:|---:|---:|---:|---|---|\n")
 	for _, c := range []struct {

@@ -140,3 +140,17 @@ func TestReportJudgesOverload(t *testing.T) {
 		t.Errorf("perf-overload.png: %v", err)
 	}
 }
+
+// TestReportNamesThePatroniCopy: with BENCH_PG=patroni the second copy's
+// rows say what it was, not "boundary off".
+func TestReportNamesThePatroniCopy(t *testing.T) {
+	t.Parallel()
+	ph := results.Phase{P50MS: 3}
+	r := &results.Results{Settings: results.Settings{Postgres: "patroni", LatencyRate: 100},
+		E2E: &results.E2E{Latency: []results.LatRound{{On: ph, Off: ph}}}}
+	var md strings.Builder
+	report.Markdown(&md, r)
+	if !strings.Contains(md.String(), "| 1 | boundary on, Postgres under Patroni (synchronous) |") || strings.Contains(md.String(), "boundary off") {
+		t.Errorf("report.md does not name the Patroni copy:\n%s", md.String())
+	}
+}

@@ -54,6 +54,10 @@ type Settings struct {
 	LatencySlice      int    `json:"latency_slice_seconds"` // seconds of one latency slice
 	WorkerConcurrency int    `json:"worker_concurrency"`
 	PSPLatency        string `json:"psp_latency"`
+	// Postgres is BENCH_PG: empty, or "patroni" when the e2e phase's
+	// second copy ran with the boundary on against Postgres under Patroni
+	// (synchronous replication) instead of with the boundary off.
+	Postgres string `json:"postgres,omitempty"`
 }
 
 // GoBench holds the pkg/idem microbenchmarks: every run of each.

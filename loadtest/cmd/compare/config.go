@@ -11,36 +11,67 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oncepay/oncepay/loadtest/compare"
 	"github.com/oncepay/oncepay/pkg/idem/naive"
 )
 
 // defaultStrategies are compared unless -strategies says otherwise: every
-// strategy except lock-then-check+key. Each pattern with a fresh psp key
-// has its +key row beside it, and off (no boundary, propagated key) is
-// there, so that the table separates what the Redis pattern causes from
-// what the psp key causes.
-const defaultStrategies = "oncepay,get-then-set,get-then-set+key,setnx-marker,setnx-marker+key,lock-then-check,api-only,no-backstop,off"
+// strategy except lock-then-check+key, then the two Postgres rows. Each
+// pattern with a fresh psp key has its +key row beside it, and off (no
+// boundary, propagated key) is there, so that the table separates what the
+// Redis pattern causes from what the psp key causes; the Postgres rows
+// separate what asynchronous replication causes in a failover.
+const defaultStrategies = "oncepay,get-then-set,get-then-set+key,setnx-marker,setnx-marker+key,lock-then-check,api-only,no-backstop,off," +
+	compare.PatroniSync + "," + compare.PatroniAsync
+
+// row is one run of the experiment: a strategy on the runtime's topology
+// under compare's fault schedule, or a Postgres row (oncepay on the ha
+// topology under its own plan, compare.Postgres).
+type row struct {
+	Name     string
+	Strategy naive.Strategy    // the api's and the workers' IDEM_STRATEGY
+	Postgres *compare.Postgres // nil: a strategy's row
+}
+
+// parseRow reads one -strategies entry.
+func parseRow(name string) (row, error) {
+	if p, ok := compare.PostgresRow(name); ok {
+		return row{Name: name, Strategy: naive.StrategyOncepay, Postgres: &p}, nil
+	}
+	s, err := naive.ParseStrategy(name)
+	if err != nil {
+		return row{}, fmt.Errorf("%w, or a Postgres row (%s, %s)", err, compare.PatroniSync, compare.PatroniAsync)
+	}
+	return row{Name: string(s), Strategy: s}, nil
+}
 
 // config is what compare reads from its flags, once.
 type config struct {
-	Repo         string           // -repo: the repository root (scripts/local, loadtest/run)
-	Strategies   []naive.Strategy // -strategies, in table order
-	Duration     time.Duration    // -duration: the load of each run
-	Rate         int              // -rate: steady payments per second
-	Seed         int              // -seed: k6's and the fault schedule's, and the psp's fault RNG
-	Drain        time.Duration    // -drain: the verifier's drain limit
-	KillEvery    string           // -kill-every: the gap between kills ("" = the driver's default)
-	PSPFailAfter float64          // -psp-fail-after: share of psp charges whose answer is dropped
-	Out          string           // -out: where the runs and the table go
-	ReportOnly   bool             // -report-only: rebuild the table from the runs in -out
-	Ready        []string         // -ready: the api and worker addresses whose /readyz must show the strategy
-	FaultdAddr   string           // where loadtest/run starts the fault driver: FAULTD_ADDR (127.0.0.1:8099)
+	Repo         string        // -repo: the repository root (scripts/local, loadtest/run)
+	Rows         []row         // -strategies, in table order
+	Duration     time.Duration // -duration: the load of each run
+	Rate         int           // -rate: steady payments per second
+	Seed         int           // -seed: k6's and the fault schedule's, and the psp's fault RNG
+	Drain        time.Duration // -drain: the verifier's drain limit
+	KillEvery    string        // -kill-every: the gap between kills ("" = the driver's default)
+	PSPFailAfter float64       // -psp-fail-after: share of psp charges whose answer is dropped
+	Out          string        // -out: where the runs and the table go
+	ReportOnly   bool          // -report-only: rebuild the table from the runs in -out
+	Ready        []string      // -ready: the api and worker addresses whose /readyz must show the strategy
+	FaultdAddr   string        // where loadtest/run starts the fault driver: FAULTD_ADDR (127.0.0.1:8099)
+	// Topology is the strategies' rows' TOPOLOGY: the environment's, else
+	// the one the local runtime last ran with (LocalDir/topology), else
+	// single. The Postgres rows run on ha.
+	Topology string
+	LocalDir string // the local runtime's state: ONCEPAY_LOCAL_DIR (<repo>/.run/local)
 }
 
 // loadConfig reads the flags, and from getenv LOCAL_PORT_BASE (8080, as
 // scripts/local: api-1 base, worker-1 base+1, api-2 base+2, worker-2
-// base+3, psp base+10) and FAULTD_ADDR, as loadtest/run does.
-func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+// base+3, psp base+10), ONCEPAY_LOCAL_DIR and TOPOLOGY, as scripts/local
+// does, and FAULTD_ADDR, as loadtest/run does. readFile reads the
+// runtime's last topology.
+func loadConfig(args []string, getenv func(string) string, readFile func(string) ([]byte, error), stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c config
@@ -74,17 +105,17 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (co
 	if fs.NArg() > 0 {
 		problems = append(problems, fmt.Errorf("unexpected arguments %q", fs.Args()))
 	}
-	seen := map[naive.Strategy]bool{}
+	seen := map[string]bool{}
 	for _, name := range strings.Split(strategies, ",") {
-		s, err := naive.ParseStrategy(strings.TrimSpace(name))
+		r, err := parseRow(strings.TrimSpace(name))
 		switch {
 		case err != nil:
 			problems = append(problems, fmt.Errorf("-strategies: %w", err))
-		case seen[s]:
-			problems = append(problems, fmt.Errorf("-strategies: %s appears twice", s))
+		case seen[r.Name]:
+			problems = append(problems, fmt.Errorf("-strategies: %s appears twice", r.Name))
 		default:
-			seen[s] = true
-			c.Strategies = append(c.Strategies, s)
+			seen[r.Name] = true
+			c.Rows = append(c.Rows, r)
 		}
 	}
 	if c.Duration < 60*time.Second {
@@ -115,6 +146,15 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (co
 	}
 	if !filepath.IsAbs(c.Out) {
 		c.Out = filepath.Join(c.Repo, c.Out)
+	}
+	c.LocalDir = cmp.Or(getenv("ONCEPAY_LOCAL_DIR"), filepath.Join(c.Repo, ".run/local"))
+	c.Topology = getenv("TOPOLOGY")
+	if c.Topology == "" {
+		b, _ := readFile(filepath.Join(c.LocalDir, "topology"))
+		c.Topology = cmp.Or(strings.TrimSpace(string(b)), "single")
+	}
+	if c.Topology != "single" && c.Topology != "ha" {
+		problems = append(problems, fmt.Errorf("TOPOLOGY %q: want single or ha", c.Topology))
 	}
 	if len(problems) > 0 {
 		return config{}, fmt.Errorf("configuration: %w", errors.Join(problems...))

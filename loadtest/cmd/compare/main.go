@@ -7,7 +7,15 @@
 // resets the state: Redis flushed, payments, outbox and charge_takeovers
 // truncated, the queues purged, the psp ledger emptied.
 //
-// Each run is loadtest/run chaos, judged by the invariant verifier; the
+// Two more rows, patroni-sync and patroni-async (package compare's
+// Postgres rows), run oncepay itself on the ha topology, Postgres under
+// Patroni with synchronous or asynchronous replication, under one fault: a
+// lagged Postgres failover. Before each, and before the first strategy
+// after one, the runtime is stopped and its Patroni state deleted, so that
+// each cluster is bootstrapped with its own replication.
+//
+// Each run is loadtest/run chaos (a Postgres row's: loadtest/run matrix
+// restricted to its fault kind), judged by the invariant verifier; the
 // table is built from its report.json (package compare). Everything goes
 // to -out (default .run/compare): one directory per strategy with the run's
 // files, compare.json, compare.md, compare.txt and compare.png.

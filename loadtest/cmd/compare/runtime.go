@@ -15,35 +15,69 @@ import (
 	"time"
 
 	"github.com/oncepay/oncepay/internal/proc"
+	"github.com/oncepay/oncepay/loadtest/compare"
 	"github.com/oncepay/oncepay/pkg/idem/naive"
 )
 
 // runtime drives the local runtime through its own scripts: scripts/local
-// (up, env) and loadtest/run (chaos). Their output goes to log.
+// (up, down, env), scripts/harness (patroni down --purge) and loadtest/run
+// (chaos, matrix). Their output goes to log.
 type runtime struct {
 	repo string
 	log  io.Writer
+	// topology is the strategies' rows' TOPOLOGY; localDir the runtime's
+	// state directory (config).
+	topology, localDir string
 }
 
-// up starts the local runtime with strategy s; scripts/local restarts the
-// api and worker processes whose configuration changed.
-func (rt runtime) up(ctx context.Context, s naive.Strategy) error {
-	return rt.run(ctx, []string{"IDEM_STRATEGY=" + string(s)}, 10*time.Minute, "scripts/local", "up")
+// rowEnv is what the scripts need to run r: its strategy, and its
+// topology and Patroni settings.
+func (rt runtime) rowEnv(r row) []string {
+	env := []string{"IDEM_STRATEGY=" + string(r.Strategy)}
+	if r.Postgres != nil {
+		return append(env, r.Postgres.Env()...)
+	}
+	return append(env, "TOPOLOGY="+rt.topology)
 }
 
-// chaos runs loadtest/run chaos into dir. Its exit status is not an error
-// here: a run with violations exits 1, and that is what compare is about.
-// The run is judged by dir/report.json, which loadtest/run writes fresh.
-func (rt runtime) chaos(ctx context.Context, s naive.Strategy, dir string, c config) error {
-	env := []string{
-		"IDEM_STRATEGY=" + string(s), "RUN_DIR=" + dir, "DURATION=" + c.Duration.String(),
-		fmt.Sprintf("RATE=%d", c.Rate), fmt.Sprintf("SEED=%d", c.Seed), "DRAIN=" + c.Drain.String(),
-		"KILL_EVERY=" + c.KillEvery,
+// up starts the local runtime for r; scripts/local restarts the api and
+// worker processes whose configuration changed.
+func (rt runtime) up(ctx context.Context, r row) error {
+	return rt.run(ctx, rt.rowEnv(r), 10*time.Minute, "scripts/local", "up")
+}
+
+// fresh stops the local runtime, whatever its topology, and deletes the
+// state of its Postgres under Patroni: Patroni keeps the replication
+// settings a cluster was bootstrapped with, so the next ha start
+// bootstraps one with the settings it is given.
+func (rt runtime) fresh(ctx context.Context) error {
+	// TOPOLOGY empty: scripts/local stops the topology it last ran with
+	if err := rt.run(ctx, []string{"TOPOLOGY="}, 5*time.Minute, "scripts/local", "down"); err != nil {
+		return err
+	}
+	return rt.run(ctx, []string{"ONCEPAY_RUN_DIR=" + rt.localDir}, 5*time.Minute, "scripts/harness", "patroni", "down", "--purge")
+}
+
+// chaos runs the experiment of r into dir: loadtest/run chaos (compare's
+// fault schedule) for a strategy, loadtest/run matrix restricted to
+// compare.PostgresKinds for a Postgres row. Its exit status is not an
+// error here: a run with violations exits 1, and that is what compare is
+// about. The run is judged by dir/report.json, which loadtest/run writes
+// fresh.
+func (rt runtime) chaos(ctx context.Context, r row, dir string, c config) error {
+	env := append(rt.rowEnv(r), "RUN_DIR="+dir, "DURATION="+c.Duration.String(),
+		fmt.Sprintf("RATE=%d", c.Rate), fmt.Sprintf("SEED=%d", c.Seed), "DRAIN="+c.Drain.String(),
+		"KILL_EVERY="+c.KillEvery,
 		// the run's repro: the psp's faults are part of the plan, and only compare sets them
 		fmt.Sprintf("REPRO=make compare COMPARE_STRATEGIES=%s COMPARE_DURATION=%s COMPARE_RATE=%d COMPARE_DRAIN=%s COMPARE_SEED=%d COMPARE_PSP_FAIL_AFTER=%g",
-			s, c.Duration, c.Rate, c.Drain, c.Seed, c.PSPFailAfter),
+			r.Name, c.Duration, c.Rate, c.Drain, c.Seed, c.PSPFailAfter),
+	)
+	mode := "chaos"
+	if r.Postgres != nil {
+		mode = "matrix"
+		env = append(env, "MATRIX_KINDS="+strings.Join(compare.PostgresKinds, ","))
 	}
-	err := rt.run(ctx, env, c.Duration+c.Drain+15*time.Minute, "loadtest/run", "chaos")
+	err := rt.run(ctx, env, c.Duration+c.Drain+15*time.Minute, "loadtest/run", mode)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}

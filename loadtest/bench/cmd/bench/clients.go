@@ -110,7 +110,11 @@ func dropDatabase(ctx context.Context, admin *pgx.Conn, db string) error {
 // in one phase of a pair and not in the other. Autovacuum stays on.
 func (b *bench) vacuum(ctx context.Context) {
 	start := time.Now()
-	for pool, tables := range map[*pgxpool.Pool]string{b.cl.e2e: "payments, outbox, charge_takeovers", b.cl.psp: "psp_idempotency, psp_charges, psp_calls"} {
+	pools := map[*pgxpool.Pool]string{b.cl.e2e: "payments, outbox, charge_takeovers", b.cl.psp: "psp_idempotency, psp_charges, psp_calls"}
+	if b.patroni != nil {
+		pools[b.patroni.pool] = "payments, outbox, charge_takeovers"
+	}
+	for pool, tables := range pools {
 		if _, err := pool.Exec(ctx, "VACUUM (ANALYZE) "+tables); err != nil {
 			b.note("vacuum %s: %v", tables, err)
 		}

@@ -36,10 +36,13 @@ type config struct {
 	HarnessDir                 string // $ONCEPAY_RUN_DIR/harness: its servers' pid files
 	K6, Benchstat              string // <repo>/bin/k6 and bin/benchstat
 
-	SustainTries int           // sustained runs per copy
-	FloorOps     int           // pkg/idem Begin+Complete calls per floor measurement
-	PortBase     int           // BENCH_PORT_BASE: services on base to base+9, ops listeners 20 higher
-	Limit        time.Duration // the whole run is cancelled after this
+	SustainTries int // sustained runs per copy
+	FloorOps     int // pkg/idem Begin+Complete calls per floor measurement
+	PortBase     int // BENCH_PORT_BASE: services on base to base+9, ops listeners 20 higher
+	// PatroniPortBase (BENCH_PATRONI_PORT_BASE, default BENCH_PORT_BASE+60)
+	// is the first of the 18 ports of BENCH_PG=patroni's cluster.
+	PatroniPortBase int
+	Limit           time.Duration // the whole run is cancelled after this
 }
 
 // cpuList is taskset's CPU list syntax: numbers and ranges, comma-separated.
@@ -84,6 +87,11 @@ func loadConfig(getenv func(string) string, now time.Time) (config, error) {
 		SustainTries: pick(4, 2), FloorOps: pick(2000, 500), PortBase: integer("BENCH_PORT_BASE", 9180),
 		Limit: time.Duration(pick(25, 8)) * time.Minute,
 	}
+	c.Postgres = getenv("BENCH_PG")
+	if c.Postgres != "" && c.Postgres != "patroni" {
+		problems = append(problems, fmt.Errorf("BENCH_PG: %q: want empty (the harness's one node) or patroni", c.Postgres))
+	}
+	c.PatroniPortBase = integer("BENCH_PATRONI_PORT_BASE", c.PortBase+60)
 	for _, p := range strings.Split(str("BENCH_PHASES", "go,e2e"), ",") {
 		if p = strings.TrimSpace(p); p != "go" && p != "e2e" && p != "overload" {
 			problems = append(problems, fmt.Errorf("BENCH_PHASES: unknown phase %q (want some of go,e2e,overload)", p))

@@ -32,6 +32,9 @@ func (b *bench) e2e(ctx context.Context) error {
 	e := &results.E2E{}
 	b.res.E2E = e
 	on, off := newVariants(b.cfg.PortBase)
+	if b.patroni != nil {
+		off = patroniVariant(b.cfg.PortBase, b.patroni.url)
+	}
 	b.copies = []*variant{on, off}
 	if err := b.purgeQueues(); err != nil {
 		return err
@@ -302,6 +305,9 @@ func (b *bench) measure(ctx context.Context, run string, v *variant, env map[str
 // e2eRoots are the process trees whose CPU an e2e phase reports.
 func (b *bench) e2eRoots() map[string][]int {
 	roots := b.harnessPIDs()
+	if b.patroni != nil {
+		roots["postgres"] = append(roots["postgres"], b.patroni.pids()...)
+	}
 	for _, v := range b.copies {
 		for group, ps := range map[string][]*proc.Proc{"api": v.apiProcs, "worker": v.workerProcs, "psp": b.procs.Named("psp")} {
 			for _, p := range ps {
@@ -384,7 +390,8 @@ const merchantKeys = "merchant_a=sk_test_merchant_a_0123456789,merchant_b=sk_tes
 // Redis, Postgres and RabbitMQ with the other copy. Each service listens on
 // 127.0.0.1 at its port, its ops listener (/readyz, /metrics) 20 higher.
 type variant struct {
-	Name, Strategy        string // "on" or "off"; IDEM_STRATEGY
+	Name, Strategy        string // "on", "off" or "patroni"; IDEM_STRATEGY
+	DatabaseURL           string // its Postgres; empty: the harness's, database dbE2E
 	APIs, Workers         []int  // ports
 	Exchange, Queue       string
 	Build                 string // suffix of the api's and workers' binaries: "" or "-compare"
@@ -411,6 +418,14 @@ func newVariants(base int) (on, off *variant) {
 	off = &variant{Name: "off", Strategy: "off", APIs: []int{base + 4, base + 6}, Workers: []int{base + 5, base + 7},
 		Exchange: "payments_off", Queue: "payments_off.charge", Build: "-compare"}
 	return on, off
+}
+
+// patroniVariant is the copy that takes the place of off with BENCH_PG=patroni:
+// the boundary on, the production build, on its own exchange and queue,
+// Postgres under Patroni at url.
+func patroniVariant(base int, url string) *variant {
+	return &variant{Name: "patroni", Strategy: "oncepay", APIs: []int{base + 4, base + 6}, Workers: []int{base + 5, base + 7},
+		Exchange: "payments_patroni", Queue: "payments_patroni.charge", DatabaseURL: url}
 }
 
 // startPSP starts the psp simulator with scripts/local's latency.
@@ -471,7 +486,7 @@ func (b *bench) startReplicas(ctx context.Context, v *variant, program string, p
 	for i, port := range ports {
 		name := fmt.Sprintf("%s-%s-%d", program, v.Name, i+1)
 		p, err := b.start(name, []string{b.bin(program + v.Build)}, append(env(name, port), "REDIS_URL="+b.cfg.RedisURL,
-			"DATABASE_URL="+withDB(b.cfg.AdminDB, dbE2E), "AMQP_URL="+b.cfg.AMQPURL, "AMQP_EXCHANGE="+v.Exchange,
+			"DATABASE_URL="+cmp.Or(v.DatabaseURL, withDB(b.cfg.AdminDB, dbE2E)), "AMQP_URL="+b.cfg.AMQPURL, "AMQP_EXCHANGE="+v.Exchange,
 			"AMQP_QUEUE="+v.Queue, "IDEM_STRATEGY="+v.Strategy, "LOG_LEVEL=info"))
 		if err != nil {
 			return ps, err
@@ -529,10 +544,16 @@ func (b *bench) settled(ctx context.Context, v *variant) (int, error) {
 	return total, nil
 }
 
-// pending counts payments not yet settled, in both variants.
+// pending counts payments not yet settled, in both variants (with
+// BENCH_PG=patroni, in both systems of record).
 func (b *bench) pending(ctx context.Context) (int, error) {
 	var n int
 	err := b.cl.e2e.QueryRow(ctx, `SELECT count(*) FROM payments WHERE status = 'pending'`).Scan(&n)
+	if err == nil && b.patroni != nil {
+		var m int
+		err = b.patroni.pool.QueryRow(ctx, `SELECT count(*) FROM payments WHERE status = 'pending'`).Scan(&m)
+		n += m
+	}
 	return n, err
 }
 

@@ -61,6 +61,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer cancel()
 	err = b.runPhases(ctx)
 	b.procs.StopAll(20 * time.Second)
+	b.stopPatroni()
 	b.closeClients()
 	b.res.Elapsed = time.Since(started)
 	if serr := b.res.Save(filepath.Join(cfg.Out, "results.json")); serr != nil {
@@ -83,7 +84,9 @@ type bench struct {
 	res    *results.Results
 	procs  proc.Group
 	cl     *clients
-	copies []*variant // the e2e copies (boundary on, then off), or the overload phase's (new, base)
+	copies []*variant // the e2e copies (boundary on, then off or patroni), or the overload phase's (new, base)
+	// patroni is the e2e copy's Postgres under Patroni (BENCH_PG=patroni).
+	patroni *patroniCluster
 
 	baseCommit string // what BENCH_BASE resolved to (the overload phase)
 
@@ -112,6 +115,11 @@ func (b *bench) runPhases(ctx context.Context) error {
 	}
 	if err := b.prepare(ctx); err != nil {
 		return err
+	}
+	if b.cfg.Postgres == "patroni" && b.cfg.Phases["e2e"] {
+		if err := b.startPatroni(ctx); err != nil {
+			return fmt.Errorf("prepare: %w", err)
+		}
 	}
 	for _, ph := range []struct {
 		name string
