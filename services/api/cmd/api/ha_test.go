@@ -19,8 +19,6 @@ func TestClusterConcurrentIdenticalRequests(t *testing.T) {
 	a := startAPI(t, apiOptions{env: map[string]string{
 		"REDIS_MODE": "cluster",
 		"REDIS_URL":  "redis://" + seeds[0] + "?addr=" + seeds[1] + "&addr=" + seeds[2],
-		// a door wider than the 50 requests: this tests the boundary, not it
-		"API_MAX_INFLIGHT": "64",
 	}})
 	key := testenv.Name(t, "k")
 	fresh := 0

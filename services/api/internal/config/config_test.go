@@ -47,7 +47,6 @@ func TestLoadServeDefaults(t *testing.T) {
 		Merchants:         map[string]string{"merchant_a": keyA, "merchant_b": keyB},
 		RateBurst:         1,
 		MaxInFlight:       config.DefaultMaxInFlight,
-		MaxInFlightWait:   config.DefaultMaxInFlightWait,
 		PG:                pgpool.Timeouts{Statement: 10 * time.Second, Lock: 2 * time.Second, IdleInTransaction: 30 * time.Second},
 		IdemLease:         10 * time.Second,
 		IdemRetention:     24 * time.Hour,
@@ -273,29 +272,6 @@ func TestLoadServePprofAddr(t *testing.T) {
 	_, err = config.LoadServe(env(map[string]string{"API_PPROF_ADDR": "6060"}), "host-1")
 	if err == nil || !strings.Contains(err.Error(), "API_PPROF_ADDR") {
 		t.Errorf("API_PPROF_ADDR=6060: err = %v, want a problem naming API_PPROF_ADDR", err)
-	}
-}
-
-// TestLoadServeMaxInFlightWait: API_MAX_INFLIGHT_WAIT is a duration, 0
-// (refuse at once) or more; anything else is a problem naming it.
-func TestLoadServeMaxInFlightWait(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		value   string
-		want    time.Duration
-		wantErr bool
-	}{
-		{"", config.DefaultMaxInFlightWait, false},
-		{"0", 0, false},
-		{"25ms", 25 * time.Millisecond, false},
-		{"-1ms", config.DefaultMaxInFlightWait, true},
-		{"soon", config.DefaultMaxInFlightWait, true},
-	}
-	for _, tt := range tests {
-		got, err := config.LoadServe(env(map[string]string{"API_MAX_INFLIGHT_WAIT": tt.value}), "h")
-		if gotErr := err != nil && strings.Contains(err.Error(), "API_MAX_INFLIGHT_WAIT"); gotErr != tt.wantErr || got.MaxInFlightWait != tt.want {
-			t.Errorf("API_MAX_INFLIGHT_WAIT=%q: got %v, %v; want %v, problem %v", tt.value, got.MaxInFlightWait, err, tt.want, tt.wantErr)
-		}
 	}
 }
 

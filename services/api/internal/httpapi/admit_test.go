@@ -48,18 +48,17 @@ func (h heldStore) Get(ctx context.Context, merchant, id string) (payments.Payme
 }
 
 // admitServer serves the api's handler with at most limit requests in
-// flight, each other one waiting up to wait for a slot, over a heldStore
-// for n requests. Its Boundary is nil: a POST that
+// flight over a heldStore for n requests. Its Boundary is nil: a POST that
 // got past the door would panic, so a refused POST shows the refusal came
 // before any work. At the end of the test every Get still held returns
 // before the server closes (which waits for its handlers).
-func admitServer(t *testing.T, limit int, wait time.Duration, n int) (*httptest.Server, *metrics.Metrics, heldStore) {
+func admitServer(t *testing.T, limit, n int) (*httptest.Server, *metrics.Metrics, heldStore) {
 	t.Helper()
 	store := newHeldStore(n)
 	m := metrics.New(prometheus.NewRegistry(), "t")
 	srv := httptest.NewServer(NewServer(Deps{
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Keys: testKeys{}, Payments: store,
-		Metrics: m, MaxInFlight: limit, MaxInFlightWait: wait,
+		Metrics: m, MaxInFlight: limit,
 	}))
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(store.stop) })
@@ -133,7 +132,7 @@ func wait(t *testing.T, c <-chan struct{}, what string) {
 func TestAdmissionBoundsRequestsInFlight(t *testing.T) {
 	t.Parallel()
 	const limit, n = 8, 64
-	srv, m, store := admitServer(t, limit, 0, n)
+	srv, m, store := admitServer(t, limit, n)
 	c := srv.Client()
 
 	answers := make(chan answer, n)
@@ -176,7 +175,7 @@ func TestAdmissionBoundsRequestsInFlight(t *testing.T) {
 func TestAdmissionFreesSlots(t *testing.T) {
 	t.Parallel()
 	const limit = 2
-	srv, _, store := admitServer(t, limit, 0, 16)
+	srv, _, store := admitServer(t, limit, 16)
 	c := srv.Client()
 	get := srv.URL + "/v1/payments/pay_x"
 
@@ -262,7 +261,7 @@ func checkOK(t *testing.T, a answer) {
 func TestAdmissionOff(t *testing.T) {
 	t.Parallel()
 	const n = 32
-	srv, m, store := admitServer(t, 0, 0, n)
+	srv, m, store := admitServer(t, 0, n)
 	answers := make(chan answer, n)
 	for range n {
 		go func() { answers <- sendAdmit(t.Context(), srv.Client(), http.MethodGet, srv.URL+"/v1/payments/pay_x") }()
@@ -276,87 +275,5 @@ func TestAdmissionOff(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(m.HTTPShed); got != 0 {
 		t.Errorf("http_requests_shed_total: got %v, want 0", got)
-	}
-}
-
-// TestAdmissionWaitsForASlot: with a wait, a request that finds the door
-// full is not refused at once: it gets the slot that frees up and is
-// served.
-func TestAdmissionWaitsForASlot(t *testing.T) {
-	t.Parallel()
-	srv, m, store := admitServer(t, 1, 10*time.Second, 4)
-	c := srv.Client()
-	get := srv.URL + "/v1/payments/pay_x"
-
-	first := make(chan answer, 1)
-	go func() { first <- sendAdmit(t.Context(), c, http.MethodGet, get) }()
-	wait(t, store.entered, "first admitted")
-	second := make(chan answer, 1)
-	go func() { second <- sendAdmit(t.Context(), c, http.MethodGet, get) }()
-	// A door that refuses at once answers the second request while the
-	// first still holds the only slot; give it the time to.
-	select {
-	case a := <-second:
-		t.Fatalf("second request answered %d while the first held the slot, want it to wait for the slot", a.status)
-	case <-time.After(200 * time.Millisecond):
-	}
-	store.release <- struct{}{}
-	checkOK(t, <-first)
-	wait(t, store.entered, "second admitted")
-	store.release <- struct{}{}
-	checkOK(t, <-second)
-	if got := testutil.ToFloat64(m.HTTPShed); got != 0 {
-		t.Errorf("http_requests_shed_total: got %v, want 0", got)
-	}
-}
-
-// TestAdmissionWaitIsBounded: a request waits for a slot at most the
-// door's wait, and at most as many wait as there are slots; past either
-// it gets the overloaded 503, and the admitted request is not disturbed.
-func TestAdmissionWaitIsBounded(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name string
-		wait time.Duration
-	}{
-		{"the wait ends", 20 * time.Millisecond},
-		{"the queue is full", 10 * time.Second},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			srv, m, store := admitServer(t, 1, tt.wait, 4)
-			c := srv.Client()
-			get := srv.URL + "/v1/payments/pay_x"
-			d := srv.Config.Handler.(*Server).door
-
-			held := make(chan answer, 1)
-			go func() { held <- sendAdmit(t.Context(), c, http.MethodGet, get) }()
-			wait(t, store.entered, "first admitted")
-			var waiting chan answer
-			if tt.wait > time.Second {
-				// one request waits; the queue (one, as the slots) is full
-				waiting = make(chan answer, 1)
-				go func() { waiting <- sendAdmit(t.Context(), c, http.MethodGet, get) }()
-				deadline := time.Now().Add(10 * time.Second)
-				for d.waiting.Load() < 1 {
-					if time.Now().After(deadline) {
-						t.Fatal("second request not waiting for a slot within 10 s")
-					}
-					time.Sleep(time.Millisecond)
-				}
-			}
-			checkShed(t, sendAdmit(t.Context(), c, http.MethodGet, get))
-			if got := testutil.ToFloat64(m.HTTPShed); got != 1 {
-				t.Errorf("http_requests_shed_total: got %v, want 1", got)
-			}
-			store.release <- struct{}{}
-			checkOK(t, <-held)
-			if waiting != nil {
-				wait(t, store.entered, "waiting request admitted")
-				store.release <- struct{}{}
-				checkOK(t, <-waiting)
-			}
-		})
 	}
 }
