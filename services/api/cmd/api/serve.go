@@ -103,17 +103,16 @@ func serve(ctx context.Context, cfg config.Serve, tr *trace.Tracing, log *slog.L
 		svc.Details(details)
 	}
 	srv.Handler = tr.Handler(httpapi.NewServer(httpapi.Deps{
-		Logger:          log,
-		Keys:            auth.NewKeyring(cfg.Merchants),
-		Boundary:        boundary,
-		Payments:        pays,
-		Metrics:         m,
-		RateLimits:      httpapi.NewRateLimits(slices.Collect(maps.Keys(cfg.Merchants)), cfg.RateLimit, cfg.RateBurst),
-		MaxInFlight:     cfg.MaxInFlight,
-		MaxInFlightWait: cfg.MaxInFlightWait,
-		WorkTimeout:     cfg.IdemLease,
-		Retention:       cfg.IdemRetention,
-		EndRetry:        cfg.IdemEndRetry,
+		Logger:      log,
+		Keys:        auth.NewKeyring(cfg.Merchants),
+		Boundary:    boundary,
+		Payments:    pays,
+		Metrics:     m,
+		RateLimits:  httpapi.NewRateLimits(slices.Collect(maps.Keys(cfg.Merchants)), cfg.RateLimit, cfg.RateBurst),
+		MaxInFlight: cfg.MaxInFlight,
+		WorkTimeout: cfg.IdemLease,
+		Retention:   cfg.IdemRetention,
+		EndRetry:    cfg.IdemEndRetry,
 	}), "api")
 	return svc.Run(ctx)
 }

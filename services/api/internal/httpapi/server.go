@@ -17,6 +17,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/oncepay/oncepay/services/api/internal/metrics"
 	"github.com/oncepay/oncepay/services/api/internal/payments"
+	"golang.org/x/sync/semaphore"
 )
 
 // Keyring finds the merchant that owns an API key (auth.Keyring).
@@ -42,10 +43,9 @@ type Deps struct {
 	// RateLimits, if not nil, limits each merchant's requests (429).
 	RateLimits *RateLimits
 	// MaxInFlight, if positive, bounds the requests in flight on the
-	// payment routes; past it a request waits at most MaxInFlightWait for
-	// a slot, then is refused with 503 (admit).
-	MaxInFlight     int
-	MaxInFlightWait time.Duration
+	// payment routes; past it a request is refused at once with 503
+	// (admit).
+	MaxInFlight int
 	// WorkTimeout bounds the work done under a lease of the teaching
 	// build's strategies (boundary_compare.go), counted from before their
 	// Begin; use the lease length. oncepay's boundary needs none: the work
@@ -69,7 +69,7 @@ type Server struct {
 	payments PaymentStore
 	metrics  *metrics.Metrics
 	limits   *RateLimits
-	door     *door                           // admit's bound; nil: no bound
+	inFlight *semaphore.Weighted             // admit's slots; nil: no bound
 	idem     func(http.Handler) http.Handler // the boundary (idempotency)
 }
 
@@ -83,7 +83,7 @@ func NewServer(d Deps) http.Handler {
 		payments: d.Payments,
 		metrics:  d.Metrics,
 		limits:   d.RateLimits,
-		door:     newDoor(d.MaxInFlight, d.MaxInFlightWait),
+		inFlight: newInFlight(d.MaxInFlight),
 	}
 	s.idem = s.idempotency(d)
 	s.routes()
