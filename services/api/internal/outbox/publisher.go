@@ -254,11 +254,30 @@ func (p *Publisher) setup(conn *amqp.Connection) (*amqp.Channel, error) {
 }
 
 // watch follows one lifecycle until the library closes the notification
-// channel (after StateClosed), logging each transition. It does not decide
-// when Publish may send (the gate does, synchronously).
+// channel (after StateClosed) or Close stops the Publisher, logging each
+// transition. It does not decide when Publish may send (the gate does,
+// synchronously). amqp091-go does not always close a channel's
+// notification channel when the connection is closed during that
+// channel's recovery, so Close does not wait for it: after the stop the
+// rest is drained in the background, which keeps the library from
+// blocking on a full notification channel.
 func (p *Publisher) watch(what string, states <-chan *amqp.StateChanged) {
 	defer p.wg.Done()
-	for s := range states {
+	for {
+		var s *amqp.StateChanged
+		var ok bool
+		select {
+		case s, ok = <-states:
+		case <-p.stop:
+			go func() {
+				for range states {
+				}
+			}()
+			return
+		}
+		if !ok {
+			return
+		}
 		switch {
 		case s.To == amqp.StateOpen:
 			p.log.Info("rabbitmq "+what+" open", "from", s.From.String())
