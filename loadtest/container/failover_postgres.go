@@ -93,7 +93,7 @@ func (f *failover) pgCluster(ctx context.Context) (nodes []node, leader, sync no
 	return nodes, l, s, nil
 }
 
-// pgTakeover probes every redisProbe until another node than victim leads
+// pgTakeover probes every pgProbe until another node than victim leads
 // the cluster out of recovery (c.PromotedMS), then until a write through
 // every node's address with target_session_attrs=read-write commits, as
 // the services connect (c.RefusedMS), for at most takeoverTimeout from t0.
@@ -128,15 +128,16 @@ func (f *failover) pgTakeover(ctx context.Context, nodes []node, victim node, t0
 		if c.PromotedMS >= 0 && c.RefusedMS >= 0 && (!demoted || c.DemotedMS >= 0) {
 			break
 		}
-		if f.sleep(ctx, f.redisProbe) != nil {
+		if f.sleep(ctx, f.pgProbe) != nil {
 			break
 		}
 	}
 	return leader
 }
 
-// pgRejoin waits, at most backTimeout, until the node called name runs
-// again as a replica that streams from leader, and says whether it did.
+// pgRejoin waits, at most backTimeout, until the node old runs again (the
+// runtime's back) as a replica that streams from leader; an error says
+// what it was instead.
 func (f *failover) pgRejoin(ctx context.Context, old node, leader string) error {
 	back, err := f.rt.back(ctx, "postgres", old.Name, old)
 	if err != nil {
