@@ -57,6 +57,11 @@ func TestComposeHAPatroni(t *testing.T) {
 		if got := strings.Join(svc.Healthcheck.Test, " "); got != "CMD oncepay-patroni health" {
 			t.Errorf("%s: healthcheck %q, want Patroni's (a running leader)", name, got)
 		}
+		// cut off, a node's look-ups of etcd must fail within Patroni's
+		// retry_timeout, or a cut-off leader demotes itself too late
+		if !slices.Contains(svc.DNSOpt, "timeout:1") || !slices.Contains(svc.DNSOpt, "attempts:1") {
+			t.Errorf("%s: dns_opt %v, want timeout:1 and attempts:1", name, svc.DNSOpt)
+		}
 		if svc.DependsOn["etcd"].Condition != "service_healthy" {
 			t.Errorf("%s: does not wait for etcd to be healthy", name)
 		}

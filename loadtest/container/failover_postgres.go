@@ -96,10 +96,10 @@ func (f *failover) pgCluster(ctx context.Context) (nodes []node, leader, sync no
 // pgTakeover probes every pgProbe until another node than victim leads
 // the cluster out of recovery (c.PromotedMS), then until a write through
 // every node's address with target_session_attrs=read-write commits, as
-// the services connect (c.RefusedMS), for at most takeoverTimeout from t0.
-// With demoted set it also looks at victim until its Postgres is no
-// primary (c.DemotedMS). It returns the new leader's name ("" if none).
-func (f *failover) pgTakeover(ctx context.Context, nodes []node, victim node, t0 time.Time, c *fault.Cost, demoted bool) string {
+// the services connect (c.RefusedMS), for at most within from t0. With
+// demoted set it also looks at victim until its Postgres is no primary
+// (c.DemotedMS). It returns the new leader's name ("" if none).
+func (f *failover) pgTakeover(ctx context.Context, nodes []node, victim node, t0 time.Time, within time.Duration, c *fault.Cost, demoted bool) string {
 	var hosts []string
 	var via node
 	for _, n := range nodes {
@@ -109,7 +109,7 @@ func (f *failover) pgTakeover(ctx context.Context, nodes []node, victim node, t0
 		}
 	}
 	leader := ""
-	for f.now().Sub(t0) < f.takeoverTimeout {
+	for f.now().Sub(t0) < within {
 		if demoted && c.DemotedMS < 0 && f.pgRole(ctx, victim) != "primary" {
 			c.DemotedMS = f.now().Sub(t0).Milliseconds()
 		}
@@ -186,7 +186,7 @@ func (f *failover) FailoverPostgres(ctx context.Context, lag time.Duration) (fau
 	if err != nil {
 		return c, fmt.Errorf("failover-postgres: take %s down: %w", victim.Name, err)
 	}
-	leader := f.pgTakeover(ctx, nodes, victim, t0, &c, false)
+	leader := f.pgTakeover(ctx, nodes, victim, t0, f.takeoverTimeout, &c, false)
 	var errs []error
 	if c.PromotedMS < 0 || c.RefusedMS < 0 {
 		errs = append(errs, fmt.Errorf("failover-postgres: no new primary taking writes within %s", f.takeoverTimeout))
@@ -226,7 +226,7 @@ func (f *failover) SwitchoverPostgres(ctx context.Context) (fault.Cost, error) {
 	if out, err := f.rt.exec(ctx, "postgres", victim, "oncepay-patroni", "switchover", victim.Name, sync.Name); err != nil {
 		return c, fmt.Errorf("switchover-postgres: %s to %s: %w: %s", victim.Name, sync.Name, err, trimOut(out))
 	}
-	leader := f.pgTakeover(ctx, nodes, victim, t0, &c, false)
+	leader := f.pgTakeover(ctx, nodes, victim, t0, f.takeoverTimeout, &c, false)
 	var errs []error
 	if c.PromotedMS < 0 || c.RefusedMS < 0 {
 		errs = append(errs, fmt.Errorf("switchover-postgres: no new primary taking writes within %s", f.takeoverTimeout))
@@ -246,10 +246,11 @@ func (f *failover) SwitchoverPostgres(ctx context.Context) (fault.Cost, error) {
 
 // partitionPostgres cuts the leader off with cut for dur (from the store,
 // the other nodes and the clients: its Postgres keeps running), measures
-// until it is no primary any more (c.DemotedMS) and until another node
-// is one taking writes, heals it with the function cut returned and waits
-// until it streams from the new leader. A leader still primary when dur
-// ends is an error: two primaries could take writes.
+// within dur until it is no primary any more (c.DemotedMS) and until
+// another node is one taking writes, heals it with the function cut
+// returned and waits until it streams from the new leader. A leader
+// still primary when the cut heals is an error: once reachable again it
+// would be a second primary.
 func (f *failover) partitionPostgres(ctx context.Context, dur time.Duration,
 	cut func(ctx context.Context, victim node) (heal func(context.Context) error, err error)) (fault.Cost, error) {
 	c := fault.Cost{RefusedMS: -1, PromotedMS: -1, DemotedMS: -1}
@@ -263,13 +264,13 @@ func (f *failover) partitionPostgres(ctx context.Context, dur time.Duration,
 	if err != nil {
 		return c, fmt.Errorf("partition-postgres: %s: %w", victim.Name, err)
 	}
-	leader := f.pgTakeover(ctx, nodes, victim, t0, &c, true)
+	leader := f.pgTakeover(ctx, nodes, victim, t0, dur, &c, true)
 	var errs []error
 	if c.DemotedMS < 0 {
-		errs = append(errs, fmt.Errorf("partition-postgres: %s still a primary %s after the cut", victim.Name, f.now().Sub(t0).Round(time.Second)))
+		errs = append(errs, fmt.Errorf("partition-postgres: %s still a primary %s after the cut, at the heal", victim.Name, f.now().Sub(t0).Round(time.Second)))
 	}
 	if c.PromotedMS < 0 || c.RefusedMS < 0 {
-		errs = append(errs, fmt.Errorf("partition-postgres: no new primary taking writes within %s", f.takeoverTimeout))
+		errs = append(errs, fmt.Errorf("partition-postgres: no new primary taking writes within the %s cut", dur))
 	}
 	if rest := dur - f.now().Sub(t0); rest > 0 {
 		_ = f.sleep(ctx, rest)

@@ -257,6 +257,30 @@ func TestPartitionPostgresNotDemoted(t *testing.T) {
 	}
 }
 
+// TestPartitionPostgresDemotedAfterTheHeal: a cut-off leader that demotes
+// itself only after the cut ends (it was reachable again as a primary, a
+// second one) fails the fault, and the cut lasts its duration, not until
+// the demotion.
+func TestPartitionPostgresDemotedAfterTheHeal(t *testing.T) {
+	t.Parallel()
+	p := newFakePatroni()
+	p.demoteAfter = 200 // one look per 200 ms round: 40 s, past the 25 s cut
+	f := fakeFailover(patroniNodes{p})
+	t0 := f.now()
+	var healedAt time.Duration
+	cut := func(ctx context.Context, victim node) (func(context.Context) error, error) {
+		heal, err := p.cutOff(ctx, victim)
+		return func(ctx context.Context) error { healedAt = f.now().Sub(t0); return heal(ctx) }, err
+	}
+	c, err := f.partitionPostgres(context.Background(), 25*time.Second, cut)
+	if err == nil || !strings.Contains(err.Error(), "postgres still a primary") {
+		t.Errorf("err = %v, want the old leader still a primary at the heal", err)
+	}
+	if c.DemotedMS != -1 || healedAt < 25*time.Second || healedAt > 26*time.Second {
+		t.Errorf("DemotedMS %d, healed after %s: want -1 and the heal at 25 s", c.DemotedMS, healedAt)
+	}
+}
+
 // TestDockerPartitionPostgres: the leader's container is disconnected from
 // its networks and connected again with its aliases.
 func TestDockerPartitionPostgres(t *testing.T) {
