@@ -37,6 +37,7 @@ type composeService struct {
 	DependsOn       map[string]composeDependency `json:"-"`
 	RawDependsOn    any                          `json:"depends_on"`
 	StopGracePeriod string                       `json:"stop_grace_period"`
+	DNSOpt          []string                     `json:"dns_opt"`
 }
 
 type composeHealthcheck struct {

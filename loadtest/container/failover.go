@@ -45,10 +45,11 @@ type stateNodes interface {
 // steps as scripts/harness's failover commands, through the runtime's exec.
 type failover struct {
 	rt stateNodes
-	// Probe is the gap between two probe writes (Redis, 200 ms) and two
-	// looks at the queue's leader (RabbitMQ, 2 s): each look starts an
-	// Erlang VM, which a small machine cannot afford more often.
-	redisProbe, leaderProbe time.Duration
+	// Probe is the gap between two probe writes (Redis, 200 ms), two
+	// looks at the queue's leader (RabbitMQ, 2 s: each look starts an
+	// Erlang VM, which a small machine cannot afford more often) and two
+	// looks at Patroni's cluster (200 ms, each a few execs).
+	redisProbe, leaderProbe, pgProbe time.Duration
 	// TakeoverTimeout bounds the wait for a new primary or leader (60 s);
 	// BackTimeout the wait for the killed node's return (3 min).
 	takeoverTimeout, backTimeout time.Duration
@@ -58,7 +59,7 @@ type failover struct {
 
 func newFailover(rt stateNodes) *failover {
 	return &failover{
-		rt: rt, redisProbe: 200 * time.Millisecond, leaderProbe: 2 * time.Second,
+		rt: rt, redisProbe: 200 * time.Millisecond, leaderProbe: 2 * time.Second, pgProbe: 200 * time.Millisecond,
 		takeoverTimeout: time.Minute, backTimeout: 3 * time.Minute,
 		now: time.Now, sleep: sleepCtx,
 	}

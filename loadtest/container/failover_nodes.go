@@ -302,33 +302,40 @@ func (d *Docker) PartitionQueueLeader(ctx context.Context, queue string, dur tim
 }
 
 func (d *Docker) partitionQueueLeader(ctx context.Context, f *failover, queue string, dur time.Duration) (fault.Cost, error) {
-	return f.partitionQueueLeader(ctx, queue, dur, func(ctx context.Context, victim node) (func(context.Context) error, error) {
-		nets, err := d.networks(ctx, victim.Ref)
-		if err != nil {
-			return nil, err
-		}
-		var cut []containerNet
-		heal := func(ctx context.Context) error {
-			var errs []error
-			for _, n := range cut {
-				args := []string{"network", "connect"}
-				for _, a := range n.Aliases {
-					args = append(args, "--alias", a)
-				}
-				if _, err := d.run(ctx, append(args, n.Name, victim.Ref)...); err != nil {
-					errs = append(errs, fmt.Errorf("heal: %w", err))
-				}
+	return f.partitionQueueLeader(ctx, queue, dur, d.disconnect)
+}
+
+// disconnect cuts a node's container off from every network it is on
+// (`docker network disconnect`) and returns how to heal it: `docker
+// network connect` again with the aliases it had (the compose service and
+// host names the other nodes and the clients dial), then a wait until it
+// is healthy. On an error it leaves the container as it was.
+func (d *Docker) disconnect(ctx context.Context, victim node) (func(context.Context) error, error) {
+	nets, err := d.networks(ctx, victim.Ref)
+	if err != nil {
+		return nil, err
+	}
+	var cut []containerNet
+	heal := func(ctx context.Context) error {
+		var errs []error
+		for _, n := range cut {
+			args := []string{"network", "connect"}
+			for _, a := range n.Aliases {
+				args = append(args, "--alias", a)
 			}
-			return errors.Join(append(errs, d.healthy(ctx, victim.Ref))...)
-		}
-		for _, n := range nets {
-			if _, err := d.run(ctx, "network", "disconnect", n.Name, victim.Ref); err != nil {
-				return nil, errors.Join(err, heal(context.WithoutCancel(ctx)))
+			if _, err := d.run(ctx, append(args, n.Name, victim.Ref)...); err != nil {
+				errs = append(errs, fmt.Errorf("heal: %w", err))
 			}
-			cut = append(cut, n)
 		}
-		return heal, nil
-	})
+		return errors.Join(append(errs, d.healthy(ctx, victim.Ref))...)
+	}
+	for _, n := range nets {
+		if _, err := d.run(ctx, "network", "disconnect", n.Name, victim.Ref); err != nil {
+			return nil, errors.Join(err, heal(context.WithoutCancel(ctx)))
+		}
+		cut = append(cut, n)
+	}
+	return heal, nil
 }
 
 // partitionQueueLeader cuts the node leading queue off with cut for dur,

@@ -91,6 +91,9 @@ func (k Kind) Applies(runtime, topology string) bool {
 var (
 	everywhere = []string{"local", "compose", "kind"}
 	localOnly  = []string{"local"}
+	// the runtimes that run Postgres under Patroni in the ha topology and
+	// whose backends carry out its faults
+	patroniRuntimes = []string{"local", "compose"}
 	// single: a kind of the one Redis or the one RabbitMQ (or of a
 	// replica's Toxiproxy path to the one Redis); ha: of their clusters.
 	single = []string{"single"}
@@ -160,16 +163,16 @@ var Kinds = []Kind{
 		Exercises: "the broker loses the charge queue while the api publishes: unroutable messages", Invariants: []int{4, 5},
 		Settle: 20 * time.Second},
 	{Name: "failover-postgres", Action: ActionFailover, Target: "postgres", Aim: AimAny, Settle: 20 * time.Second,
-		Runtimes: localOnly, Topologies: ha,
+		Runtimes: patroniRuntimes, Topologies: ha,
 		Exercises: "the Patroni leader's host gone (SIGKILL of its Patroni and Postgres) mid-transaction: after the leader key's TTL the synchronous standby is promoted, the old node rejoins as a replica (pg_rewind if needed); no acknowledged commit may be missing", Invariants: []int{1, 3, 4, 5, 7}},
 	{Name: "failover-postgres-lagged", Action: ActionFailoverLagged, Target: "postgres", Aim: AimAny, Delay: 2 * time.Second, Settle: 20 * time.Second,
 		Runtimes: localOnly, Topologies: ha,
 		Exercises: "the Patroni leader's replication stream dropped for 2s under load (its replicas connected, behind), then its host gone: synchronous replication held those commits unacknowledged, so the promoted standby has every acknowledged one; asynchronous replication would have acknowledged and lost them", Invariants: []int{1, 3, 4, 5, 7}},
 	{Name: "switchover-postgres", Action: ActionSwitchover, Target: "postgres", Aim: AimAny, Settle: 20 * time.Second,
-		Runtimes: localOnly, Topologies: ha,
+		Runtimes: patroniRuntimes, Topologies: ha,
 		Exercises: "a planned Patroni switchover to the synchronous standby under load: the old primary stops, connections are cut, clients find the new one", Invariants: []int{1, 4, 5, 7}},
 	{Name: "partition-postgres", Action: ActionPartitionNode, Target: "postgres", Aim: AimAny, For: 25 * time.Second, Settle: 20 * time.Second,
-		Runtimes: localOnly, Topologies: ha,
+		Runtimes: patroniRuntimes, Topologies: ha,
 		Exercises: "the Patroni leader cut from etcd and the other nodes for 25s while its Postgres still serves clients: it must demote itself when it cannot renew its leader key, the synchronous standby is promoted, no two primaries accept writes", Invariants: []int{1, 2, 4, 5, 7}},
 }
 
